@@ -1,0 +1,66 @@
+import type { JobId, PrincipalId, TenantId, WorkerId } from '../ids.js';
+import type { ErrorInfo } from '../errors/stepwise-error.js';
+import type { JobStatus, StepEffect, StepStatus } from './status.js';
+
+/** A step as frozen into the job row at creation, so a resume runs the plan the job started with. */
+export interface PlannedStep {
+  name: string;
+  effect: StepEffect;
+}
+
+export interface JobProgress {
+  done: number;
+  total: number | null;
+  message: string | null;
+  updatedAt: Date;
+}
+
+/** A job as the domain sees it; `db/` maps rows to this and nothing else leaves `db/`. */
+export interface Job {
+  id: JobId;
+  tenantId: TenantId;
+  principalId: PrincipalId;
+  type: string;
+  input: unknown;
+  idempotencyKey: string | null;
+  status: JobStatus;
+  version: number;
+  plan: PlannedStep[];
+  currentStep: string | null;
+  stepsDone: number;
+  progress: JobProgress | null;
+  result: unknown;
+  error: ErrorInfo | null;
+  attempt: number;
+  maxAttempts: number;
+  attemptGroup: number;
+  nextRunAt: Date | null;
+  cancelRequestedAt: Date | null;
+  cancelReason: string | null;
+  waitingReason: string | null;
+  leaseOwner: WorkerId | null;
+  leaseFence: number;
+  leaseExpiresAt: Date | null;
+  traceId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** One checkpoint row (`job_steps`). */
+export interface StepRecord {
+  name: string;
+  position: number;
+  status: StepStatus;
+  effect: StepEffect;
+  attempt: number;
+  attemptGroup: number;
+  idempotencyKey: string;
+  output: unknown;
+  outputSha256: string | null;
+  cursor: unknown;
+  error: ErrorInfo | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}

@@ -1,0 +1,29 @@
+/**
+ * DESIGN §7: progress is persisted at most every `intervalMs` (500 ms), and sooner only when it
+ * moved by at least `minPercent` (1%) — so a fast job does not flood Postgres and a slow one
+ * still shows movement. Pure: the caller passes the clock.
+ */
+export class ProgressThrottle {
+  #lastAt = Number.NEGATIVE_INFINITY;
+  #lastFraction = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    readonly intervalMs = 500,
+    readonly minPercent = 1,
+    /** Even a 1% jump waits this long, so a 100-item loop doesn't write 100 times a second. */
+    readonly floorMs = 100,
+  ) {}
+
+  /** True when this update should be written now; records it as written if so. */
+  shouldFlush(now: number, done: number, total: number | null): boolean {
+    const elapsed = now - this.#lastAt;
+    const fraction = total && total > 0 ? done / total : Number.NaN;
+    const moved = Number.isNaN(fraction) ? false : (fraction - this.#lastFraction) * 100 >= this.minPercent;
+    if (elapsed >= this.intervalMs || (moved && elapsed >= this.floorMs)) {
+      this.#lastAt = now;
+      if (!Number.isNaN(fraction)) this.#lastFraction = fraction;
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { JobStatusSchema } from '../job/status.js';
+
+/** What workers publish on a job's channel when it moves or makes progress. */
+export const JobUpdateSchema = z.object({
+  jobId: z.string(),
+  status: JobStatusSchema,
+  progress: z
+    .object({ done: z.number(), total: z.number().nullable(), message: z.string().nullable() })
+    .nullable(),
+  at: z.number(),
+});
+export type JobUpdate = z.infer<typeof JobUpdateSchema>;
+
+export const CancelNoticeSchema = z.object({ jobId: z.string(), reason: z.string().nullable() });
+export type CancelNotice = z.infer<typeof CancelNoticeSchema>;

@@ -1,0 +1,2 @@
+export { createTestDatabase, type TestDatabase } from './test-database.js';
+export { uniquePrefix } from './unique-prefix.js';

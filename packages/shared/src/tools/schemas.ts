@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { JobIdSchema } from '../ids.js';
+import { JobStatusSchema, StepEffectSchema, StepStatusSchema } from '../job/status.js';
+import { ErrorInfoSchema } from '../errors/stepwise-error.js';
+
+// Zod schemas for every MCP tool's input and output (DESIGN §9). The server derives the JSON
+// Schemas in tools/list from these, and parses every call with them.
+
+/** MCP clients commonly time out at 60 s; a wait must end well before that. */
+export const MAX_WAIT_SECONDS = 25;
+export const MAX_PAGE_SIZE = 100;
+
+const waitSeconds = z
+  .number()
+  .min(0)
+  .max(MAX_WAIT_SECONDS)
+  .optional()
+  .describe(`Block up to this many seconds (max ${MAX_WAIT_SECONDS}) until the job finishes; returns early when it does.`);
+
+export const StartJobInputSchema = z.object({
+  type: z.string().min(1).max(128).describe('The job type, from list_job_types.'),
+  input: z.unknown().describe("The job's input; its schema depends on `type`."),
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe('Reuse the same key when retrying a call: you get the same job back instead of a second one.'),
+  waitSeconds,
+});
+export type StartJobInput = z.infer<typeof StartJobInputSchema>;
+
+export const GetJobStatusInputSchema = z.object({
+  jobId: JobIdSchema.describe('The id returned by start_job (job_…).'),
+  waitSeconds,
+  includeSteps: z.boolean().optional().describe('Include the per-step checkpoints (name, status, attempt, output).'),
+});
+export type GetJobStatusInput = z.infer<typeof GetJobStatusInputSchema>;
+
+export const CancelJobInputSchema = z.object({
+  jobId: JobIdSchema,
+  reason: z.string().max(500).optional().describe('Why, in words; recorded in the job history.'),
+});
+export type CancelJobInput = z.infer<typeof CancelJobInputSchema>;
+
+export const ListJobsInputSchema = z.object({
+  status: JobStatusSchema.optional(),
+  type: z.string().max(128).optional(),
+  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Page size, default 20, max ${MAX_PAGE_SIZE}.`),
+  cursor: JobIdSchema.optional().describe('nextCursor from the previous page.'),
+});
+export type ListJobsInput = z.infer<typeof ListJobsInputSchema>;
+
+export const ListJobTypesInputSchema = z.object({});
+
+export const ProgressViewSchema = z.object({
+  done: z.number(),
+  total: z.number().nullable(),
+  percent: z.number().nullable(),
+  message: z.string().nullable(),
+  updatedAt: z.string(),
+});
+
+export const JobViewSchema = z.object({
+  jobId: z.string(),
+  type: z.string(),
+  status: JobStatusSchema,
+  /** Words for a person: what is happening and what to do next. */
+  summary: z.string(),
+  progress: ProgressViewSchema.nullable(),
+  currentStep: z.string().nullable(),
+  stepsDone: z.number().int(),
+  stepsTotal: z.number().int(),
+  attempt: z.number().int(),
+  maxAttempts: z.number().int(),
+  nextRetryAt: z.string().nullable(),
+  waitingReason: z.string().nullable(),
+  cancelRequested: z.boolean(),
+  result: z.unknown().optional(),
+  error: ErrorInfoSchema.nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  /** When to ask again, if the job is still going. Null once it is finished. */
+  pollAfterMs: z.number().int().nullable(),
+});
+export type JobView = z.infer<typeof JobViewSchema>;
+
+export const StepViewSchema = z.object({
+  name: z.string(),
+  status: StepStatusSchema,
+  effect: StepEffectSchema,
+  attempt: z.number().int(),
+  idempotencyKey: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  output: z.unknown().optional(),
+  error: ErrorInfoSchema.nullable(),
+});
+export type StepView = z.infer<typeof StepViewSchema>;
+
+export const StartJobOutputSchema = JobViewSchema.extend({
+  deduplicated: z.boolean().describe('true when an earlier identical call already created this job.'),
+});
+export type StartJobOutput = z.infer<typeof StartJobOutputSchema>;
+
+export const GetJobStatusOutputSchema = JobViewSchema.extend({ steps: z.array(StepViewSchema).optional() });
+export type GetJobStatusOutput = z.infer<typeof GetJobStatusOutputSchema>;
+
+export const CancelJobOutputSchema = JobViewSchema.extend({
+  outcome: z
+    .enum(['cancelled', 'cancel_requested', 'already_finished'])
+    .describe('cancelled: done now; cancel_requested: the running step is being stopped; already_finished: nothing changed.'),
+});
+export type CancelJobOutput = z.infer<typeof CancelJobOutputSchema>;
+
+export const JobSummarySchema = z.object({
+  jobId: z.string(),
+  type: z.string(),
+  status: JobStatusSchema,
+  summary: z.string(),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+export const ListJobsOutputSchema = z.object({
+  jobs: z.array(JobSummarySchema),
+  nextCursor: z.string().nullable(),
+});
+export type ListJobsOutput = z.infer<typeof ListJobsOutputSchema>;
+
+export const ListJobTypesOutputSchema = z.object({
+  types: z.array(
+    z.object({
+      name: z.string(),
+      title: z.string(),
+      description: z.string(),
+      inputSchema: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+export type ListJobTypesOutput = z.infer<typeof ListJobTypesOutputSchema>;
