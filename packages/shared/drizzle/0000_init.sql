@@ -62,6 +62,7 @@ CREATE TABLE "jobs" (
 	"idempotency_key" text,
 	"idempotency_hash" text,
 	"request_hash" text NOT NULL,
+	"dispatch_id" text NOT NULL,
 	"dedup_expires_at" timestamp with time zone NOT NULL,
 	"status" "job_status" DEFAULT 'pending' NOT NULL,
 	"version" integer DEFAULT 0 NOT NULL,

@@ -60,7 +60,7 @@ export { appendAudit } from './db/ops/append-audit.js';
 export type { ClaimedJob } from './db/ops/claim-job.js';
 export { claimJob } from './db/ops/claim-job.js';
 export type { Fence, FencedAck, StepIdentity, ProgressValue, Checkpoint } from './db/ops/fenced-writes.js';
-export { writeIntent, writeCheckpoint, writeProgress, writeCursor, renewLease } from './db/ops/fenced-writes.js';
+export { writeIntent, writeCheckpoint, writeProgress, writeCursor, renewLease, releaseLease } from './db/ops/fenced-writes.js';
 export type { FinishArgs, StepOutcome } from './db/ops/finish-job.js';
 export { finishJob } from './db/ops/finish-job.js';
 export type { CancelOutcome } from './db/ops/request-cancel.js';
@@ -90,3 +90,9 @@ export { ProgressThrottle } from './progress/progress-throttle.js';
 
 export * from './tools/schemas.js';
 export { toJobView, toStepView, summarizeJob, pollAfterMs } from './tools/job-view.js';
+
+export type { Principal, Scope } from './auth/principal.js';
+export { SCOPES, ScopeSchema, hasScope } from './auth/principal.js';
+export type { CallMeta, JobServiceOptions, OnUpdate } from './service/job-service.js';
+export { JobService } from './service/job-service.js';
+export { checkJsonLimits } from './service/json-limits.js';

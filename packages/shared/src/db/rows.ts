@@ -21,6 +21,7 @@ export function jobFromRow(r: Row): Job {
     type: String(r.type),
     input: r.input,
     idempotencyKey: str(r.idempotency_key),
+    dispatchId: String(r.dispatch_id),
     status: r.status as JobStatus,
     version: num(r.version),
     plan: r.plan as PlannedStep[],

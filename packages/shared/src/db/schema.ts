@@ -34,6 +34,8 @@ export const jobs = pgTable(
     // Nulled when the dedup window ends, which frees the unique slot for a new job.
     idempotencyHash: text('idempotency_hash'),
     requestHash: text('request_hash').notNull(),
+    // The BullMQ jobId: the idempotency hash at creation, kept even after the dedup slot is freed.
+    dispatchId: text('dispatch_id').notNull(),
     dedupExpiresAt: tstz('dedup_expires_at').notNull(),
 
     status: jobStatus('status').notNull().default('pending'),

@@ -23,6 +23,8 @@ export interface Job {
   type: string;
   input: unknown;
   idempotencyKey: string | null;
+  /** The BullMQ jobId this job is dispatched under. */
+  dispatchId: string;
   status: JobStatus;
   version: number;
   plan: PlannedStep[];

@@ -45,9 +45,9 @@ export async function createJob(db: Db, job: NewJob, audit: Omit<AuditRecord, 't
         await tx.execute(sql`
           with ins as (
             insert into jobs (id, tenant_id, principal_id, type, input, idempotency_key, idempotency_hash,
-                              request_hash, dedup_expires_at, plan, max_attempts, trace_id, current_step)
+                              request_hash, dispatch_id, dedup_expires_at, plan, max_attempts, trace_id, current_step)
             values (${job.id}, ${job.tenantId}, ${job.principalId}, ${job.type}, ${jsonb(job.input)},
-                    ${job.idempotencyKey ?? null}, ${job.idempotencyHash}, ${job.requestHash},
+                    ${job.idempotencyKey ?? null}, ${job.idempotencyHash}, ${job.requestHash}, ${job.idempotencyHash},
                     now() + ${job.dedupWindowMs} * interval '1 millisecond', ${jsonb(job.plan)},
                     ${job.maxAttempts}, ${job.traceId ?? null}, ${job.plan[0]?.name ?? null})
             on conflict (tenant_id, idempotency_hash) do nothing

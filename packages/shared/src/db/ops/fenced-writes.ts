@@ -167,3 +167,13 @@ export async function renewLease(db: DbOrTx, f: Fence, leaseMs: number): Promise
     f,
   );
 }
+
+/**
+ * Contract: ends the lease now without changing status, so another worker may claim the job at
+ * once (graceful shutdown). The fence stays: this worker can no longer write either way.
+ */
+export async function releaseLease(db: DbOrTx, f: Fence): Promise<void> {
+  await db.execute(sql`
+    update jobs set lease_expires_at = now(), lease_owner = null
+    where id = ${f.jobId} and lease_fence = ${f.fence} and status = 'running'`);
+}

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { BaseConfigSchema, parseEnv } from '@stepwise/shared';
+
+export const WorkerConfigSchema = BaseConfigSchema.extend({
+  STEPWISE_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** How long SIGTERM waits for running steps before stopping them at the next boundary. */
+  STEPWISE_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** 0 disables it; several workers on one host would otherwise fight over one port. */
+  STEPWISE_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  STEPWISE_WORKER_HEALTH_HOST: z.string().default('127.0.0.1'),
+});
+export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
+
+export function loadWorkerConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
+  return parseEnv(WorkerConfigSchema, env, 'stepwise-worker');
+}

@@ -1,0 +1,79 @@
+import { DelayedError } from 'bullmq';
+import type { Job as BullJob } from 'bullmq';
+import type { Db, DispatchData, JobId, Logger, WorkerId } from '@stepwise/shared';
+import { claimJob, getJobForWorker, JobIdSchema } from '@stepwise/shared';
+import type { StepRunner } from './step-runner.js';
+import { WorkerShutdown } from './worker-shutdown.js';
+
+/**
+ * The BullMQ processor: turns a dispatch ("look at job X") into a claim and a run. Postgres
+ * decides whether there is anything to do; a stale or duplicate delivery is simply acknowledged.
+ */
+export class JobProcessor {
+  /** Running jobs by id, so cancel notices and shutdown can reach their AbortControllers. */
+  readonly active = new Map<JobId, AbortController>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly runner: StepRunner,
+    private readonly workerId: WorkerId,
+    private readonly leaseMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  readonly process = async (bullJob: BullJob<DispatchData>, token?: string): Promise<string> => {
+    const parsed = JobIdSchema.safeParse(bullJob.data.jobId);
+    if (!parsed.success) {
+      this.log.error({ data: bullJob.data }, 'dropped malformed dispatch');
+      return 'malformed';
+    }
+    const jobId = parsed.data;
+    const claimed = await claimJob(this.db, { jobId, workerId: this.workerId, leaseMs: this.leaseMs });
+    if (!claimed) {
+      const job = await getJobForWorker(this.db, jobId);
+      if (job?.status === 'running' && job.leaseExpiresAt && job.leaseExpiresAt.getTime() > Date.now()) {
+        // Another worker holds a live lease (e.g. BullMQ redelivered after a stall). Look again
+        // when that lease would expire, so the job is never stranded if that worker died.
+        await this.#delay(bullJob, token, job.leaseExpiresAt.getTime() - Date.now() + 250);
+      }
+      return `skipped:${job?.status ?? 'unknown'}`;
+    }
+
+    const controller = new AbortController();
+    this.active.set(jobId, controller);
+    try {
+      const outcome = await this.runner.run(claimed, controller);
+      switch (outcome.kind) {
+        case 'finished':
+          return outcome.job.status;
+        case 'retry':
+          await this.#delay(bullJob, token, outcome.delayMs);
+          return 'retrying';
+        case 'released':
+          await this.#delay(bullJob, token, 0);
+          return 'released';
+        case 'lease_lost':
+          return 'lease_lost';
+      }
+    } finally {
+      this.active.delete(jobId);
+    }
+  };
+
+  /** Keeps the same BullMQ entry (and jobId) and has it delivered again after `delayMs`. */
+  async #delay(bullJob: BullJob<DispatchData>, token: string | undefined, delayMs: number): Promise<never> {
+    await bullJob.moveToDelayed(Date.now() + Math.max(0, delayMs), token);
+    throw new DelayedError();
+  }
+
+  cancel(jobId: string, reason: Error): boolean {
+    const c = this.active.get(jobId as JobId);
+    if (!c) return false;
+    c.abort(reason);
+    return true;
+  }
+
+  shutdownAll(): void {
+    for (const c of this.active.values()) c.abort(new WorkerShutdown());
+  }
+}

@@ -1,0 +1,90 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'bullmq';
+import {
+  CancelledError,
+  createDb,
+  createLogger,
+  createRedis,
+  FsBlobStore,
+  JobUpdateBus,
+  newWorkerId,
+  QUEUE_NAME,
+  runMigrations,
+} from '@stepwise/shared';
+import type { DispatchData } from '@stepwise/shared';
+import { builtinRegistry } from '@stepwise/jobs';
+import { loadWorkerConfig } from './config.js';
+import { StepRunner } from './step-runner.js';
+import { JobProcessor } from './job-processor.js';
+import { crashHookFromEnv } from './crash-hook.js';
+import { startHealthServer } from './health-server.js';
+
+// Composition root: wires config, stores, queue and runner. No job logic lives here.
+const config = loadWorkerConfig();
+const workerId = newWorkerId(hostname(), process.pid);
+const log = createLogger({ name: 'stepwise-worker', level: config.LOG_LEVEL }).child({ workerId });
+
+await runMigrations(config.DATABASE_URL);
+const { db, close: closeDb } = createDb(config.DATABASE_URL, { max: config.STEPWISE_DB_POOL, applicationName: 'stepwise-worker' });
+const pub = createRedis(config.REDIS_URL, { name: 'stepwise-worker-pub' });
+const sub = createRedis(config.REDIS_URL, { blocking: true, name: 'stepwise-worker-sub' });
+const bus = new JobUpdateBus(pub, sub, config.STEPWISE_QUEUE_PREFIX);
+const registry = builtinRegistry();
+const crashHook = crashHookFromEnv(process.env.STEPWISE_TEST_CRASH_AT);
+const runner = new StepRunner({
+  db,
+  bus,
+  registry,
+  blobs: new FsBlobStore(join(config.STEPWISE_DATA_DIR, 'blobs')),
+  workerId,
+  leaseMs: config.STEPWISE_LEASE_MS,
+  log,
+  ...(crashHook ? { crashHook } : {}),
+});
+const processor = new JobProcessor(db, runner, workerId, config.STEPWISE_LEASE_MS, log);
+
+await bus.onCancel((_tenantId, notice) => {
+  if (processor.cancel(notice.jobId, new CancelledError(notice.reason ?? 'The job was cancelled.'))) {
+    log.info({ jobId: notice.jobId }, 'cancel notice delivered to running step');
+  }
+});
+
+const worker = new Worker<DispatchData>(QUEUE_NAME, processor.process, {
+  connection: createRedis(config.REDIS_URL, { blocking: true, name: 'stepwise-worker-bullmq' }),
+  prefix: config.STEPWISE_QUEUE_PREFIX,
+  concurrency: config.STEPWISE_WORKER_CONCURRENCY,
+  // BullMQ's lock and our lease agree: a dead worker's job is seen as stalled about when its
+  // lease expires, and redelivered; the Postgres fence decides who may actually write.
+  lockDuration: config.STEPWISE_LEASE_MS,
+  stalledInterval: Math.max(1000, Math.floor(config.STEPWISE_LEASE_MS / 2)),
+  maxStalledCount: 1000,
+});
+worker.on('error', (e) => log.error({ err: e }, 'queue error'));
+worker.on('failed', (job, e) => log.error({ err: e, jobId: job?.data.jobId }, 'dispatch failed'));
+
+let draining = false;
+const health =
+  config.STEPWISE_WORKER_HEALTH_PORT > 0
+    ? await startHealthServer(config.STEPWISE_WORKER_HEALTH_PORT, config.STEPWISE_WORKER_HEALTH_HOST, () => draining)
+    : undefined;
+
+log.info({ concurrency: config.STEPWISE_WORKER_CONCURRENCY, prefix: config.STEPWISE_QUEUE_PREFIX }, 'worker started');
+
+async function shutdown(signal: string): Promise<void> {
+  if (draining) return;
+  draining = true;
+  log.info({ signal, active: processor.active.size }, 'worker draining');
+  // Let running steps finish within the grace period, then hand the rest back at a boundary.
+  const grace = setTimeout(() => processor.shutdownAll(), config.STEPWISE_SHUTDOWN_GRACE_MS);
+  await worker.close();
+  clearTimeout(grace);
+  health?.close();
+  await Promise.allSettled([pub.quit(), sub.quit()]);
+  await closeDb();
+  log.info('worker stopped');
+  log.flush();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,76 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { defineJob, ERROR_CATEGORIES, StepwiseError, STEP_EFFECTS } from '@stepwise/shared';
+import type { StepDefinition } from '@stepwise/shared';
+
+export const DemoStepsInputSchema = z.object({
+  steps: z.number().int().min(1).max(1000).describe('How many steps to run.'),
+  stepMs: z.number().int().min(0).max(600_000).default(0).describe('How long each step takes, in milliseconds.'),
+  failAt: z.number().int().min(1).optional().describe('1-based step number that throws.'),
+  failWith: z.enum(ERROR_CATEGORIES).default('transient').describe('Error category the failing step throws.'),
+  failTimes: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Throw only on the first N attempts of that step (default: every attempt).'),
+  effect: z.enum(STEP_EFFECTS).default('none').describe('The effect each step declares.'),
+});
+export type DemoStepsInput = z.infer<typeof DemoStepsInputSchema>;
+
+export interface DemoStepOutput {
+  step: number;
+  attempt: number;
+  idempotencyKey: string;
+  /** Sum of the previous step's `sum` and this step number: proves outputs flow forward. */
+  sum: number;
+}
+
+function stepName(i: number): string {
+  return `step-${String(i).padStart(3, '0')}`;
+}
+
+/** Sleeps `ms` but wakes at once when the signal fires (so cancellation is seen within a tick). */
+async function work(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms === 0) {
+    signal.throwIfAborted();
+    return;
+  }
+  const slice = 50;
+  for (let left = ms; left > 0; left -= slice) {
+    signal.throwIfAborted();
+    await sleep(Math.min(slice, left), undefined, { signal });
+  }
+}
+
+/**
+ * `demo.steps`: N timed steps for tests, demos and benchmarks. Each step checks its signal,
+ * reports progress, and returns a running sum built from the previous step's checkpoint.
+ */
+export const demoSteps = defineJob({
+  name: 'demo.steps',
+  title: 'Demo: timed steps',
+  description:
+    'Runs `steps` steps of `stepMs` milliseconds each, for trying out Stepwise. Use it to see progress, ' +
+    'cancellation and retries. `failAt` makes one step throw an error of category `failWith` ' +
+    '(optionally only `failTimes` times). The result is the last step output: {step, attempt, sum}.',
+  input: DemoStepsInputSchema,
+  steps: (input: DemoStepsInput) =>
+    Array.from({ length: input.steps }, (_, k): StepDefinition<DemoStepsInput, DemoStepOutput> => {
+      const i = k + 1;
+      return {
+        name: stepName(i),
+        effect: input.effect,
+        async run(ctx) {
+          ctx.progress(0, 1, `running step ${i}/${input.steps}`);
+          await work(input.stepMs, ctx.signal);
+          if (input.failAt === i && (input.failTimes === undefined || ctx.attempt <= input.failTimes)) {
+            throw new StepwiseError(`demo_${input.failWith}`, input.failWith, `Step ${i} failed on purpose (${input.failWith}).`);
+          }
+          const prev = i > 1 ? (ctx.outputs[stepName(i - 1)] as DemoStepOutput | undefined) : undefined;
+          ctx.progress(1, 1, `finished step ${i}/${input.steps}`);
+          return { step: i, attempt: ctx.attempt, idempotencyKey: ctx.idempotencyKey, sum: (prev?.sum ?? 0) + i };
+        },
+      };
+    }),
+});
