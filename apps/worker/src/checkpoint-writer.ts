@@ -37,9 +37,9 @@ export class CheckpointWriter {
     if (ack.cancelRequestedAt) this.cancelRequested = true;
   }
 
-  #publish(status: Job['status'], progress: ProgressValue | null): void {
+  #publish(status: Job['status'], progress: ProgressValue | null, overall: number | null): void {
     this.bus
-      .publishUpdate(this.tenantId, { jobId: this.fence.jobId, status, progress, at: Date.now() })
+      .publishUpdate(this.tenantId, { jobId: this.fence.jobId, status, progress, overall, at: Date.now() })
       .catch((e: unknown) => this.log.warn({ err: e }, 'job update publish failed'));
   }
 
@@ -50,15 +50,16 @@ export class CheckpointWriter {
   async checkpoint(c: Checkpoint): Promise<void> {
     await this.#progressChain;
     this.#seen(await writeCheckpoint(this.db, this.fence, c));
-    this.#publish('running', c.progress);
+    this.#publish('running', c.progress, c.progress.total ? c.stepsDone / c.progress.total : null);
   }
 
   /** Progress writes are serialized so a slow write never lands after a newer one. */
-  progress(p: ProgressValue): Promise<void> {
+  /** `overall` is the whole job's completion (0..1), published for live progress bars. */
+  progress(p: ProgressValue, overall: number | null): Promise<void> {
     this.#progressChain = this.#progressChain
       .then(async () => {
         this.#seen(await writeProgress(this.db, this.fence, p));
-        this.#publish('running', p);
+        this.#publish('running', p, overall);
       })
       .catch((e: unknown) => {
         this.log.warn({ err: e }, 'progress write failed');
@@ -77,7 +78,8 @@ export class CheckpointWriter {
   async finish(args: Omit<FinishArgs, 'workerId'>): Promise<Job> {
     await this.#progressChain;
     const job = await finishJob(this.db, this.fence, { ...args, workerId: this.workerId });
-    this.#publish(job.status, job.progress ? { done: job.progress.done, total: job.progress.total, message: job.progress.message } : null);
+    const progress = job.progress ? { done: job.progress.done, total: job.progress.total, message: job.progress.message } : null;
+    this.#publish(job.status, progress, job.status === 'succeeded' ? 1 : null);
     return job;
   }
 }

@@ -148,7 +148,8 @@ export class StepRunner {
         blobs: this.deps.blobs,
         progress: (done, total, message) => {
           if (!throttle.shouldFlush(Date.now(), done, total)) return;
-          void writer.progress({ done, total, message: message ?? null });
+          const share = total && total > 0 ? Math.min(1, done / total) : 0;
+          void writer.progress({ done, total, message: message ?? null }, (i + share) / steps.length);
         },
         saveCursor: async (state) => {
           await writeIntent();

@@ -73,7 +73,7 @@ export { createRedis } from './queue/redis.js';
 export type { DispatchData } from './queue/job-queue.js';
 export { QUEUE_NAME, createJobQueue, enqueueJob } from './queue/job-queue.js';
 export { channels } from './queue/channels.js';
-export type { JobUpdate, CancelNotice } from './queue/job-update.js';
+export type { JobUpdate, JobUpdateInput, CancelNotice } from './queue/job-update.js';
 export { JobUpdateSchema, CancelNoticeSchema } from './queue/job-update.js';
 export { JobUpdateBus } from './queue/job-update-bus.js';
 

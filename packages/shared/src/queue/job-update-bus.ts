@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { JobId, TenantId } from '../ids.js';
 import { channels } from './channels.js';
-import type { CancelNotice, JobUpdate } from './job-update.js';
+import type { CancelNotice, JobUpdate, JobUpdateInput } from './job-update.js';
 import { CancelNoticeSchema, JobUpdateSchema } from './job-update.js';
 
 /**
@@ -23,7 +23,7 @@ export class JobUpdateBus {
     sub.on('pmessage', (_pattern: string, channel: string, message: string) => this.#dispatchCancel(channel, message));
   }
 
-  async publishUpdate(tenantId: TenantId, update: JobUpdate): Promise<void> {
+  async publishUpdate(tenantId: TenantId, update: JobUpdateInput): Promise<void> {
     await this.pub.publish(channels.jobUpdates(this.prefix, tenantId, update.jobId as JobId), JSON.stringify(update));
   }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JobIdSchema } from '../ids.js';
 import { JobStatusSchema, StepEffectSchema, StepStatusSchema } from '../job/status.js';
 import { ErrorInfoSchema } from '../errors/stepwise-error.js';
+import { ErrorCategorySchema } from '../errors/error-category.js';
 
 // Zod schemas for every MCP tool's input and output (DESIGN §9). The server derives the JSON
 // Schemas in tools/list from these, and parses every call with them.
@@ -139,3 +140,15 @@ export const ListJobTypesOutputSchema = z.object({
   ),
 });
 export type ListJobTypesOutput = z.infer<typeof ListJobTypesOutputSchema>;
+
+/** The structuredContent of every tool error (`isError: true`). */
+export const ToolErrorSchema = z.object({
+  code: z.string(),
+  category: ErrorCategorySchema,
+  retryable: z.boolean(),
+  retryAfterMs: z.number().int().nullable(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+  requestId: z.string(),
+});
+export type ToolError = z.infer<typeof ToolErrorSchema>;

@@ -1,0 +1,82 @@
+import type { Server as HttpServer } from 'node:http';
+import express from 'express';
+import type { Request, Response, NextFunction } from 'express';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Logger, Principal } from '@stepwise/shared';
+import type { McpServerDeps } from './mcp-server.js';
+import { createMcpServer } from './mcp-server.js';
+import type { Readiness } from './readiness.js';
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  allowedHosts: string[] | undefined;
+  bodyLimitBytes: number;
+  principal: Principal;
+  readiness: () => Promise<Readiness>;
+  log: Logger;
+}
+
+function jsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * Streamable HTTP at `/mcp` in stateless mode: each POST gets a fresh server and transport, so any
+ * replica can answer any call and nothing about a job lives in a session.
+ */
+export async function startHttp(deps: McpServerDeps, o: HttpOptions): Promise<HttpServer> {
+  // The SDK's app applies Host-header checks against DNS rebinding for loopback binds.
+  const app = createMcpExpressApp({ host: o.host, ...(o.allowedHosts ? { allowedHosts: o.allowedHosts } : {}) });
+  app.disable('x-powered-by');
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const r = await o.readiness();
+    res.status(r.ready ? 200 : 503).json({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks });
+  });
+
+  app.post('/mcp', express.json({ limit: o.bodyLimitBytes, strict: true }), async (req: Request, res: Response) => {
+    const server = createMcpServer(deps, o.principal);
+    // No sessionIdGenerator: stateless mode.
+    const transport = new StreamableHTTPServerTransport({});
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (e: unknown) {
+      o.log.error({ err: e }, 'mcp request failed');
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, 'Internal server error');
+    }
+  });
+  const methodNotAllowed = (_req: Request, res: Response) => {
+    res.setHeader('Allow', 'POST');
+    jsonRpcError(res, 405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC to /mcp.');
+  };
+  app.get('/mcp', methodNotAllowed);
+  app.delete('/mcp', methodNotAllowed);
+
+  // Body parser failures (too large, malformed JSON) become JSON-RPC errors, not HTML pages.
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const status = (err as { status?: number }).status ?? 500;
+    if (status === 413) return jsonRpcError(res, 413, -32600, `Request body exceeds ${o.bodyLimitBytes} bytes.`);
+    if (status === 400) return jsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
+    o.log.error({ err }, 'http error');
+    return jsonRpcError(res, 500, -32603, 'Internal server error');
+  });
+
+  return new Promise((resolve, reject) => {
+    const server = app.listen(o.port, o.host, () => resolve(server));
+    server.once('error', reject);
+    // Clients time out around 60 s; our longest call (a 25 s wait) ends well before this.
+    server.requestTimeout = 60_000;
+    server.headersTimeout = 15_000;
+  });
+}

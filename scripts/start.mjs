@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Quick start: runs the MCP server (Streamable HTTP) and one worker side by side, with their
+// logs interleaved and prefixed. Ctrl-C (or SIGTERM) stops both gracefully.
+// Production runs them as separate processes (see infra/).
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const procs = [
+  ['mcp-server', 'apps/mcp-server/dist/main.js'],
+  ['worker', 'apps/worker/dist/main.js'],
+];
+
+const children = procs.map(([name, entry]) => {
+  const child = spawn(process.execPath, [entry], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${name}] ${line}\n`));
+  }
+  child.on('exit', (code, signal) => {
+    process.stdout.write(`[${name}] exited (${signal ?? code})\n`);
+    if (!stopping) stop(code ?? 1);
+  });
+  return child;
+});
+
+const port = process.env.STEPWISE_HTTP_PORT ?? '3000';
+const host = process.env.STEPWISE_HTTP_HOST ?? '127.0.0.1';
+process.stdout.write(
+  `\nStepwise is starting: MCP endpoint http://${host}:${port}/mcp (health: /healthz, /readyz).\n` +
+    `Connect an MCP client to it, or see README.md for the stdio config. Ctrl-C stops.\n\n`,
+);
+
+let stopping = false;
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 15_000).unref();
+  Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r))))).then(() => process.exit(code));
+}
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
