@@ -1,7 +1,7 @@
 import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import type { Request, Response, NextFunction } from 'express';
-import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { hostHeaderValidation, localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger, Principal } from '@stepwise/shared';
 import type { McpServerDeps } from './mcp-server.js';
@@ -27,9 +27,13 @@ function jsonRpcError(res: Response, status: number, code: number, message: stri
  * replica can answer any call and nothing about a job lives in a session.
  */
 export async function startHttp(deps: McpServerDeps, o: HttpOptions): Promise<HttpServer> {
-  // The SDK's app applies Host-header checks against DNS rebinding for loopback binds.
-  const app = createMcpExpressApp({ host: o.host, ...(o.allowedHosts ? { allowedHosts: o.allowedHosts } : {}) });
+  const app = express();
   app.disable('x-powered-by');
+  // DNS-rebinding protection (the SDK's middleware): an explicit Host allow-list, or loopback
+  // names only when bound to loopback. Our own body parser below carries our size limit.
+  if (o.allowedHosts) app.use(hostHeaderValidation(o.allowedHosts));
+  else if (['127.0.0.1', 'localhost', '::1'].includes(o.host)) app.use(localhostHostValidation());
+  else o.log.warn({ host: o.host }, 'bound beyond loopback without STEPWISE_ALLOWED_HOSTS: Host headers are not checked');
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
