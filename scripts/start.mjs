@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const procs = [
@@ -26,9 +27,19 @@ const children = procs.map(([name, entry]) => {
 
 const port = process.env.STEPWISE_HTTP_PORT ?? '3000';
 const host = process.env.STEPWISE_HTTP_HOST ?? '127.0.0.1';
+const stdioConfig = {
+  mcpServers: {
+    stepwise: {
+      command: process.execPath,
+      args: [join(root, 'apps/mcp-server/dist/main.js'), '--stdio'],
+      env: { DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stepwise', REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+    },
+  },
+};
 process.stdout.write(
   `\nStepwise is starting: MCP endpoint http://${host}:${port}/mcp (health: /healthz, /readyz).\n` +
-    `Connect an MCP client to it, or see README.md for the stdio config. Ctrl-C stops.\n\n`,
+    `For a stdio client (Claude Desktop, Cursor), add this to its MCP config while this keeps running:\n` +
+    `${JSON.stringify(stdioConfig, null, 2)}\nCtrl-C stops.\n\n`,
 );
 
 let stopping = false;

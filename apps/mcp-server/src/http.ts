@@ -29,12 +29,8 @@ function jsonRpcError(res: Response, status: number, code: number, message: stri
 export async function startHttp(deps: McpServerDeps, o: HttpOptions): Promise<HttpServer> {
   const app = express();
   app.disable('x-powered-by');
-  // DNS-rebinding protection (the SDK's middleware): an explicit Host allow-list, or loopback
-  // names only when bound to loopback. Our own body parser below carries our size limit.
-  if (o.allowedHosts) app.use(hostHeaderValidation(o.allowedHosts));
-  else if (['127.0.0.1', 'localhost', '::1'].includes(o.host)) app.use(localhostHostValidation());
-  else o.log.warn({ host: o.host }, 'bound beyond loopback without STEPWISE_ALLOWED_HOSTS: Host headers are not checked');
-
+  // Health routes come before the Host check: orchestrators probe by pod IP, and these routes
+  // reveal nothing and run no tools.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -42,6 +38,12 @@ export async function startHttp(deps: McpServerDeps, o: HttpOptions): Promise<Ht
     const r = await o.readiness();
     res.status(r.ready ? 200 : 503).json({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks });
   });
+  // DNS-rebinding protection (the SDK's middleware): an explicit Host allow-list, or loopback
+  // names only when bound to loopback. Our own body parser below carries our size limit.
+  if (o.allowedHosts) app.use(hostHeaderValidation(o.allowedHosts));
+  else if (['127.0.0.1', 'localhost', '::1'].includes(o.host)) app.use(localhostHostValidation());
+  else o.log.warn({ host: o.host }, 'bound beyond loopback without STEPWISE_ALLOWED_HOSTS: Host headers are not checked');
+
 
   app.post('/mcp', express.json({ limit: o.bodyLimitBytes, strict: true }), async (req: Request, res: Response) => {
     const server = createMcpServer(deps, o.principal);

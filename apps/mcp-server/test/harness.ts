@@ -39,7 +39,12 @@ export function spawnNode(entry: string, args: string[], env: NodeJS.ProcessEnv)
       line = { msg: raw };
     }
     lines.push(line);
-    for (const w of waiters) if (w.pred(line)) (waiters.delete(w), w.resolve(line));
+    for (const w of waiters) {
+      if (w.pred(line)) {
+        waiters.delete(w);
+        w.resolve(line);
+      }
+    }
     if (process.env.STEPWISE_TEST_ECHO) process.stderr.write(`${raw}\n`);
   };
   createInterface({ input: child.stdout! }).on('line', onLine);
@@ -164,7 +169,8 @@ export async function startStack(transport: TransportKind, options: { workers?: 
 }
 
 /** The structured payload of a tool result, typed loosely so assertions can reach into it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test-only accessor; shapes are asserted, not assumed
+/* eslint-disable @typescript-eslint/no-explicit-any -- test-only accessor; shapes are asserted, not assumed */
 export function sc(r: CallToolResult): Record<string, any> {
   return (r.structuredContent ?? {}) as Record<string, any>;
 }
+/* eslint-enable @typescript-eslint/no-explicit-any */

@@ -102,6 +102,8 @@ export class StepRunner {
     }
     const { type, input, steps } = prepared;
 
+    // One throttle for the whole run: progress writes are rate-limited per job, not per step.
+    const throttle = new ProgressThrottle(Date.now());
     const records = new Map(claimed.steps.map((s) => [s.name, s]));
     const outputs: Record<string, unknown> = {};
     for (const s of claimed.steps) if (s.status === 'succeeded') outputs[s.name] = await this.#outputs.load(s.output);
@@ -127,7 +129,6 @@ export class StepRunner {
       const stepLog = log.child({ step: def.name, attempt });
       const stepController = new AbortController();
       const signal = AbortSignal.any([controller.signal, stepController.signal]);
-      const throttle = new ProgressThrottle();
       let intentWritten = false;
       const writeIntent = async () => {
         if (intentWritten) return;

@@ -33,8 +33,10 @@ export async function ensureDatabase(url: string): Promise<void> {
   try {
     await root.unsafe(`create database "${name.replace(/"/g, '""')}"`);
   } catch (e: unknown) {
-    // Another process won the race; that is the outcome we wanted.
-    if ((e as { code?: string }).code !== '42P04') throw e;
+    // Another process won the race; that is the outcome we wanted. Postgres reports a concurrent
+    // CREATE DATABASE as 42P04 (exists) or, mid-race, 23505 (unique violation in pg_database).
+    const code = (e as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw e;
   } finally {
     await root.end({ timeout: 1 });
   }

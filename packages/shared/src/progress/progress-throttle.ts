@@ -4,15 +4,22 @@
  * still shows movement. Pure: the caller passes the clock.
  */
 export class ProgressThrottle {
-  #lastAt = Number.NEGATIVE_INFINITY;
-  #lastFraction = Number.NEGATIVE_INFINITY;
+  #lastAt: number;
+  #lastFraction = 0;
 
+  /**
+   * @param startedAt when the work began: nothing is written in the first `floorMs`, so a job that
+   *   finishes quickly costs no progress writes at all (its checkpoints carry the progress).
+   */
   constructor(
+    startedAt: number,
     readonly intervalMs = 500,
     readonly minPercent = 1,
     /** Even a 1% jump waits this long, so a 100-item loop doesn't write 100 times a second. */
     readonly floorMs = 100,
-  ) {}
+  ) {
+    this.#lastAt = startedAt;
+  }
 
   /** True when this update should be written now; records it as written if so. */
   shouldFlush(now: number, done: number, total: number | null): boolean {

@@ -1,5 +1,5 @@
-import { createLogger, FsBlobStore, unsafeCast } from '@stepwise/shared';
-import type { JobId, StepContext } from '@stepwise/shared';
+import { createLogger, unsafeCast } from '@stepwise/shared';
+import type { JobId, StepContext , FsBlobStore} from '@stepwise/shared';
 
 /** One `ctx.progress` call, as a test sees it. */
 export interface ProgressCall {
