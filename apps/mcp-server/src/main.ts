@@ -3,6 +3,7 @@ import {
   createDb,
   createJobQueue,
   createLogger,
+  crashHookFromEnv,
   createRedis,
   JobService,
   JobUpdateBus,
@@ -39,6 +40,7 @@ const service = new JobService(
     dedupWindowMs: config.STEPWISE_DEDUP_WINDOW_MS,
     maxInputBytes: config.STEPWISE_MAX_INPUT_BYTES,
     maxInputDepth: config.STEPWISE_MAX_INPUT_DEPTH,
+    crashHook: crashHookFromEnv(config.STEPWISE_TEST_CRASH_AT),
   },
   log,
 );

@@ -2,8 +2,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Stack, TransportKind } from './harness.js';
-import { sc, startStack } from './harness.js';
+import type { Stack, TransportKind } from '@stepwise/testing';
+import { sc, startStack } from '@stepwise/testing';
+import { createJobQueue, createRedis } from '@stepwise/shared';
 
 const TRANSPORTS: TransportKind[] = ['stdio', 'http'];
 
@@ -17,9 +18,9 @@ describe.each(TRANSPORTS)('job tools over %s', (transport) => {
     await stack?.close();
   });
 
-  it('lists the five job tools with output schemas, annotations and each job type\'s input schema', async () => {
+  it('lists the job tools with output schemas, annotations and each job type\'s input schema', async () => {
     const { tools } = await stack.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['cancel_job', 'get_job_status', 'list_job_types', 'list_jobs', 'start_job']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['cancel_job', 'get_job_status', 'list_job_types', 'list_jobs', 'respond_to_job', 'start_job']);
     for (const t of tools) {
       expect(t.outputSchema?.type).toBe('object');
       expect(t.annotations).toBeDefined();
@@ -113,6 +114,28 @@ describe.each(TRANSPORTS)('job tools over %s', (transport) => {
       select kind, to_status from job_events where job_id = ${started.jobId} order by id`;
     expect(events.map((e) => e.kind)).toEqual(['created', 'transition', 'cancel_requested', 'transition']);
     expect(events.at(-1)!.to_status).toBe('cancelled');
+  });
+
+  it('cancels a pending job at once and removes it from the queue, so no worker ever runs it', async () => {
+    await Promise.all(stack.workers.map((w) => w.stop()));
+    const started = sc(await stack.call('start_job', { type: 'demo.steps', input: { steps: 2 } }));
+    expect(started.status).toBe('pending');
+    const [row] = await stack.db.sql<{ dispatch_id: string }[]>`select dispatch_id from jobs where id = ${started.jobId}`;
+    const redis = createRedis(String(stack.env.REDIS_URL ?? 'redis://127.0.0.1:6379'));
+    const queue = createJobQueue(redis, stack.prefix);
+    try {
+      expect(await queue.getJob(row!.dispatch_id)).toBeDefined();
+      const cancel = sc(await stack.call('cancel_job', { jobId: started.jobId }));
+      expect(cancel).toMatchObject({ outcome: 'cancelled', status: 'cancelled' });
+      expect(await queue.getJob(row!.dispatch_id)).toBeUndefined();
+    } finally {
+      await queue.close();
+      await redis.quit();
+    }
+    await stack.startWorker();
+    const after = sc(await stack.call('get_job_status', { jobId: started.jobId, includeSteps: true }));
+    expect(after.status).toBe('cancelled');
+    expect(after.steps).toEqual([]);
   });
 
   it('retries a step that fails with a transient error and then succeeds', async () => {

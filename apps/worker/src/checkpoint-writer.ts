@@ -11,7 +11,18 @@ import type {
   TenantId,
   WorkerId,
 } from '@stepwise/shared';
-import { finishJob, renewLease, writeCheckpoint, writeCursor, writeIntent, writeProgress } from '@stepwise/shared';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  finishJob,
+  getJobForWorker,
+  isTransientInfrastructureError,
+  LeaseLostError,
+  renewLease,
+  writeCheckpoint,
+  writeCursor,
+  writeIntent,
+  writeProgress,
+} from '@stepwise/shared';
 
 /**
  * The one module through which a worker writes a held job: intents, checkpoints, progress,
@@ -33,6 +44,25 @@ export class CheckpointWriter {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Runs a fenced write, retrying while Postgres is unreachable (a restart, a failover) for about
+   * 15 s. Every fenced write is safe to repeat: the upserts converge, and a repeated status change
+   * is recognised by `finish`. LeaseLostError is never retried.
+   */
+  async #write<T>(what: string, op: () => Promise<T>): Promise<T> {
+    const delays = [250, 500, 1000, 2000, 4000, 8000];
+    for (let i = 0; ; i++) {
+      try {
+        return await op();
+      } catch (e: unknown) {
+        const delay = delays[i];
+        if (e instanceof LeaseLostError || !isTransientInfrastructureError(e) || delay === undefined) throw e;
+        this.log.warn({ err: e, write: what, retryInMs: delay }, 'fenced write failed; retrying');
+        await sleep(delay);
+      }
+    }
+  }
+
   #seen(ack: { cancelRequestedAt: Date | null }): void {
     if (ack.cancelRequestedAt) this.cancelRequested = true;
   }
@@ -44,12 +74,12 @@ export class CheckpointWriter {
   }
 
   async intent(step: StepIdentity): Promise<void> {
-    this.#seen(await writeIntent(this.db, this.fence, step));
+    this.#seen(await this.#write('intent', () => writeIntent(this.db, this.fence, step)));
   }
 
   async checkpoint(c: Checkpoint): Promise<void> {
     await this.#progressChain;
-    this.#seen(await writeCheckpoint(this.db, this.fence, c));
+    this.#seen(await this.#write('checkpoint', () => writeCheckpoint(this.db, this.fence, c)));
     this.#publish('running', c.progress, c.progress.total ? c.stepsDone / c.progress.total : null);
   }
 
@@ -68,7 +98,7 @@ export class CheckpointWriter {
   }
 
   async cursor(stepName: string, cursor: unknown): Promise<void> {
-    this.#seen(await writeCursor(this.db, this.fence, stepName, cursor));
+    this.#seen(await this.#write('cursor', () => writeCursor(this.db, this.fence, stepName, cursor)));
   }
 
   async renew(leaseMs: number): Promise<void> {
@@ -77,7 +107,21 @@ export class CheckpointWriter {
 
   async finish(args: Omit<FinishArgs, 'workerId'>): Promise<Job> {
     await this.#progressChain;
-    const job = await finishJob(this.db, this.fence, { ...args, workerId: this.workerId });
+    let ambiguous = false;
+    const job = await this.#write('finish', async () => {
+      try {
+        return await finishJob(this.db, this.fence, { ...args, workerId: this.workerId });
+      } catch (e: unknown) {
+        // A commit whose reply was lost looks like a failure; the retry then finds the job already
+        // moved by us (same fence, target status) and must not mistake that for a lost lease.
+        if (e instanceof LeaseLostError && ambiguous) {
+          const now = await getJobForWorker(this.db, this.fence.jobId);
+          if (now && now.leaseFence === this.fence.fence && now.status === args.to) return now;
+        }
+        if (isTransientInfrastructureError(e)) ambiguous = true;
+        throw e;
+      }
+    });
     const progress = job.progress ? { done: job.progress.done, total: job.progress.total, message: job.progress.message } : null;
     this.#publish(job.status, progress, job.status === 'succeeded' ? 1 : null);
     return job;

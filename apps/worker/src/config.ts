@@ -8,6 +8,10 @@ export const WorkerConfigSchema = BaseConfigSchema.extend({
   /** 0 disables it; several workers on one host would otherwise fight over one port. */
   STEPWISE_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   STEPWISE_WORKER_HEALTH_HOST: z.string().default('127.0.0.1'),
+  STEPWISE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(200).max(600_000).default(5000),
+  /** Finished jobs are deleted (a tombstone stays) after this long. */
+  STEPWISE_RETENTION_MS: z.coerce.number().int().min(60_000).default(30 * 24 * 60 * 60 * 1000),
+  STEPWISE_CHECKPOINT_RETENTION_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 60 * 60 * 1000),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 

@@ -1,7 +1,7 @@
 import { DelayedError } from 'bullmq';
 import type { Job as BullJob } from 'bullmq';
 import type { Db, DispatchData, JobId, Logger, WorkerId } from '@stepwise/shared';
-import { claimJob, getJobForWorker, JobIdSchema } from '@stepwise/shared';
+import { claimJob, getJobForWorker, isTransientInfrastructureError, JobIdSchema } from '@stepwise/shared';
 import type { StepRunner } from './step-runner.js';
 import { WorkerShutdown } from './worker-shutdown.js';
 
@@ -22,6 +22,21 @@ export class JobProcessor {
   ) {}
 
   readonly process = async (bullJob: BullJob<DispatchData>, token?: string): Promise<string> => {
+    try {
+      return await this.#process(bullJob, token);
+    } catch (e: unknown) {
+      // Postgres unreachable: keep the queue entry and look again shortly (DESIGN §4: workers back
+      // off and keep their BullMQ job). Anything else is a bug and surfaces as a failed dispatch;
+      // the job row is untouched, so the sweeper re-dispatches it.
+      if (!(e instanceof DelayedError) && isTransientInfrastructureError(e)) {
+        this.log.warn({ err: e, jobId: bullJob.data.jobId }, 'store unavailable; dispatch delayed');
+        await this.#delay(bullJob, token, 2000);
+      }
+      throw e;
+    }
+  };
+
+  async #process(bullJob: BullJob<DispatchData>, token?: string): Promise<string> {
     const parsed = JobIdSchema.safeParse(bullJob.data.jobId);
     if (!parsed.success) {
       this.log.error({ data: bullJob.data }, 'dropped malformed dispatch');
@@ -58,7 +73,7 @@ export class JobProcessor {
     } finally {
       this.active.delete(jobId);
     }
-  };
+  }
 
   /** Keeps the same BullMQ entry (and jobId) and has it delivered again after `delayMs`. */
   async #delay(bullJob: BullJob<DispatchData>, token: string | undefined, delayMs: number): Promise<never> {

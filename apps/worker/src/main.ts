@@ -4,7 +4,9 @@ import { Worker } from 'bullmq';
 import {
   CancelledError,
   createDb,
+  createJobQueue,
   createLogger,
+  crashHookFromEnv,
   createRedis,
   FsBlobStore,
   JobUpdateBus,
@@ -17,21 +19,23 @@ import { builtinRegistry } from '@stepwise/jobs';
 import { loadWorkerConfig } from './config.js';
 import { StepRunner } from './step-runner.js';
 import { JobProcessor } from './job-processor.js';
-import { crashHookFromEnv } from './crash-hook.js';
 import { startHealthServer } from './health-server.js';
+import { Sweeper } from './sweeper.js';
 
 // Composition root: wires config, stores, queue and runner. No job logic lives here.
 const config = loadWorkerConfig();
 const workerId = newWorkerId(hostname(), process.pid);
+/** Set on SIGTERM: running steps finish, no new step starts, jobs are handed back. */
+let draining = false;
 const log = createLogger({ name: 'stepwise-worker', level: config.LOG_LEVEL }).child({ workerId });
 
 await runMigrations(config.DATABASE_URL);
-const { db, close: closeDb } = createDb(config.DATABASE_URL, { max: config.STEPWISE_DB_POOL, applicationName: 'stepwise-worker' });
+const { db, sql, close: closeDb } = createDb(config.DATABASE_URL, { max: config.STEPWISE_DB_POOL, applicationName: 'stepwise-worker' });
 const pub = createRedis(config.REDIS_URL, { name: 'stepwise-worker-pub' });
 const sub = createRedis(config.REDIS_URL, { blocking: true, name: 'stepwise-worker-sub' });
 const bus = new JobUpdateBus(pub, sub, config.STEPWISE_QUEUE_PREFIX);
 const registry = builtinRegistry();
-const crashHook = crashHookFromEnv(process.env.STEPWISE_TEST_CRASH_AT);
+const crashHook = crashHookFromEnv(config.STEPWISE_TEST_CRASH_AT);
 const runner = new StepRunner({
   db,
   bus,
@@ -40,6 +44,7 @@ const runner = new StepRunner({
   workerId,
   leaseMs: config.STEPWISE_LEASE_MS,
   log,
+  isDraining: () => draining,
   ...(crashHook ? { crashHook } : {}),
 });
 const processor = new JobProcessor(db, runner, workerId, config.STEPWISE_LEASE_MS, log);
@@ -63,7 +68,21 @@ const worker = new Worker<DispatchData>(QUEUE_NAME, processor.process, {
 worker.on('error', (e) => log.error({ err: e }, 'queue error'));
 worker.on('failed', (job, e) => log.error({ err: e, jobId: job?.data.jobId }, 'dispatch failed'));
 
-let draining = false;
+const sweeper = new Sweeper(
+  db,
+  sql,
+  createJobQueue(pub, config.STEPWISE_QUEUE_PREFIX),
+  {
+    intervalMs: config.STEPWISE_SWEEP_INTERVAL_MS,
+    minAgeMs: 2000,
+    retentionMs: config.STEPWISE_RETENTION_MS,
+    checkpointRetentionMs: config.STEPWISE_CHECKPOINT_RETENTION_MS,
+    batch: 500,
+  },
+  log,
+);
+sweeper.start();
+
 const health =
   config.STEPWISE_WORKER_HEALTH_PORT > 0
     ? await startHealthServer(config.STEPWISE_WORKER_HEALTH_PORT, config.STEPWISE_WORKER_HEALTH_HOST, () => draining)
@@ -77,7 +96,7 @@ async function shutdown(signal: string): Promise<void> {
   log.info({ signal, active: processor.active.size }, 'worker draining');
   // Let running steps finish within the grace period, then hand the rest back at a boundary.
   const grace = setTimeout(() => processor.shutdownAll(), config.STEPWISE_SHUTDOWN_GRACE_MS);
-  await worker.close();
+  await Promise.all([worker.close(), sweeper.stop()]);
   clearTimeout(grace);
   health?.close();
   await Promise.allSettled([pub.quit(), sub.quit()]);

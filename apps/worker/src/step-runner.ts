@@ -40,6 +40,8 @@ export interface StepRunnerDeps {
   workerId: WorkerId;
   leaseMs: number;
   log: Logger;
+  /** True once the worker is shutting down: no new step starts; the job is handed back at the boundary. */
+  isDraining?: () => boolean;
   /** Test-only crash points; inert unless STEPWISE_TEST_CRASH_AT is set (see crash-hook.ts). */
   crashHook?: (point: string, step: string) => void;
 }
@@ -116,6 +118,7 @@ export class StepRunner {
       if (controller.signal.aborted || writer.cancelRequested) {
         return this.#stopped(controller.signal.reason, job, type, input, outputs, writer, log);
       }
+      if (this.deps.isDraining?.()) return this.#stopped(new WorkerShutdown(), job, type, input, outputs, writer, log);
 
       const attempt = job.currentStep === def.name ? job.attempt : 1;
       const identity: StepIdentity = {
@@ -183,6 +186,7 @@ export class StepRunner {
       }
 
       const startedAt = new Date();
+      this.deps.crashHook?.('before-intent', def.name);
       if (def.effect !== 'none') await writeIntent();
       this.deps.crashHook?.('after-intent', def.name);
 

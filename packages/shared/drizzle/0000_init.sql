@@ -53,6 +53,20 @@ CREATE TABLE "job_steps" (
 	CONSTRAINT "job_steps_job_id_step_name_pk" PRIMARY KEY("job_id","step_name")
 );
 --> statement-breakpoint
+CREATE TABLE "job_tombstones" (
+	"id" text PRIMARY KEY NOT NULL,
+	"tenant_id" text NOT NULL,
+	"principal_id" text NOT NULL,
+	"type" text NOT NULL,
+	"status" "job_status" NOT NULL,
+	"result_sha256" text,
+	"result_summary" text,
+	"error_code" text,
+	"created_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone,
+	"deleted_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "jobs" (
 	"id" text PRIMARY KEY NOT NULL,
 	"tenant_id" text NOT NULL,
@@ -83,6 +97,7 @@ CREATE TABLE "jobs" (
 	"cancel_reason" text,
 	"waiting_reason" text,
 	"waiting_details" jsonb,
+	"resume_requested_at" timestamp with time zone,
 	"lease_owner" text,
 	"lease_fence" integer DEFAULT 0 NOT NULL,
 	"lease_expires_at" timestamp with time zone,
@@ -98,6 +113,8 @@ ALTER TABLE "job_steps" ADD CONSTRAINT "job_steps_job_id_jobs_id_fk" FOREIGN KEY
 CREATE INDEX "audit_events_tenant_at_idx" ON "audit_events" USING btree ("tenant_id","at");--> statement-breakpoint
 CREATE INDEX "audit_events_job_idx" ON "audit_events" USING btree ("target_job_id");--> statement-breakpoint
 CREATE INDEX "job_events_job_idx" ON "job_events" USING btree ("job_id","id");--> statement-breakpoint
+CREATE INDEX "job_tombstones_tenant_idx" ON "job_tombstones" USING btree ("tenant_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "jobs_tenant_idempotency_hash_uq" ON "jobs" USING btree ("tenant_id","idempotency_hash");--> statement-breakpoint
 CREATE INDEX "jobs_tenant_created_idx" ON "jobs" USING btree ("tenant_id","id");--> statement-breakpoint
+CREATE INDEX "jobs_finished_idx" ON "jobs" USING btree ("finished_at") WHERE "jobs"."finished_at" is not null;--> statement-breakpoint
 CREATE INDEX "jobs_active_idx" ON "jobs" USING btree ("status","next_run_at") WHERE "jobs"."status" in ('pending', 'running', 'waiting', 'retrying');

@@ -43,7 +43,7 @@ function ulidBody(now = Date.now()): string {
     t = Math.floor(t / 256);
   }
   bytes.set(randomBytes(10), 6);
-  // 128 bits encode to 26 chars (130 bits); the top two bits are always zero.
+  // 128 bits need 26 base32 chars (130 bits); the last char carries two bits of zero padding.
   return base32(bytes).slice(0, 26);
 }
 

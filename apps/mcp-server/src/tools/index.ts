@@ -4,7 +4,8 @@ import { getJobStatusTool } from './get-job-status.js';
 import { cancelJobTool } from './cancel-job.js';
 import { listJobsTool } from './list-jobs.js';
 import { listJobTypesTool } from './list-job-types.js';
+import { respondToJobTool } from './respond-to-job.js';
 
 export type { ToolContext, ToolDefinition } from './tool.js';
 
-export const TOOLS: readonly ToolDefinition[] = [startJobTool, getJobStatusTool, cancelJobTool, listJobsTool, listJobTypesTool];
+export const TOOLS: readonly ToolDefinition[] = [startJobTool, getJobStatusTool, cancelJobTool, listJobsTool, listJobTypesTool, respondToJobTool];

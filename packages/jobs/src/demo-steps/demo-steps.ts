@@ -15,6 +15,14 @@ export const DemoStepsInputSchema = z.object({
     .optional()
     .describe('Throw only on the first N attempts of that step (default: every attempt).'),
   effect: z.enum(STEP_EFFECTS).default('none').describe('The effect each step declares.'),
+  effectUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('If set, each step POSTs to this URL with an Idempotency-Key header: a real external side effect.'),
+  reconcile: z
+    .boolean()
+    .default(false)
+    .describe('With effect "unsafe" and effectUrl: give steps a reconcile() that asks GET effectUrl/<key> whether the effect happened.'),
 });
 export type DemoStepsInput = z.infer<typeof DemoStepsInputSchema>;
 
@@ -26,8 +34,25 @@ export interface DemoStepOutput {
   sum: number;
 }
 
+function output(i: number, attempt: number, idempotencyKey: string, outputs: Readonly<Record<string, unknown>>): DemoStepOutput {
+  const prev = i > 1 ? (outputs[stepName(i - 1)] as DemoStepOutput | undefined) : undefined;
+  return { step: i, attempt, idempotencyKey, sum: (prev?.sum ?? 0) + i };
+}
+
 function stepName(i: number): string {
   return `step-${String(i).padStart(3, '0')}`;
+}
+
+/** The external effect: one POST carrying the step's idempotency key. */
+async function performEffect(url: string, key: string, body: unknown, signal: AbortSignal): Promise<void> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body),
+    signal,
+  });
+  await res.body?.cancel();
+  if (!res.ok) throw Object.assign(new Error(`effect endpoint answered ${res.status}`), { status: res.status });
 }
 
 /** Sleeps `ms` but wakes at once when the signal fires (so cancellation is seen within a tick). */
@@ -67,10 +92,19 @@ export const demoSteps = defineJob({
           if (input.failAt === i && (input.failTimes === undefined || ctx.attempt <= input.failTimes)) {
             throw new StepwiseError(`demo_${input.failWith}`, input.failWith, `Step ${i} failed on purpose (${input.failWith}).`);
           }
-          const prev = i > 1 ? (ctx.outputs[stepName(i - 1)] as DemoStepOutput | undefined) : undefined;
+          if (input.effectUrl) await performEffect(input.effectUrl, ctx.idempotencyKey, { jobId: ctx.jobId, step: i }, ctx.signal);
           ctx.progress(1, 1, `finished step ${i}/${input.steps}`);
-          return { step: i, attempt: ctx.attempt, idempotencyKey: ctx.idempotencyKey, sum: (prev?.sum ?? 0) + i };
+          return output(i, ctx.attempt, ctx.idempotencyKey, ctx.outputs);
         },
+        ...(input.effect === 'unsafe' && input.reconcile && input.effectUrl
+          ? {
+              async reconcile(ctx) {
+                const res = await fetch(`${input.effectUrl}/${encodeURIComponent(ctx.idempotencyKey)}`, { signal: ctx.signal });
+                const record = (await res.json()) as { applied: number };
+                return record.applied > 0 ? { done: true as const, output: output(i, ctx.attempt, ctx.idempotencyKey, ctx.outputs) } : { done: false as const };
+              },
+            }
+          : {}),
       };
     }),
 });

@@ -32,5 +32,10 @@ export const BaseConfigSchema = z.object({
     .max(300_000, 'a longer lease delays recovery after a crash by that much')
     .default(10_000),
   STEPWISE_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+  /** Test-only: `<point>:<name>` makes the process SIGKILL itself there (crash-matrix tests). */
+  STEPWISE_TEST_CRASH_AT: z
+    .string()
+    .regex(/^[a-z-]+:[a-z0-9._-]+$/, 'looks like after-intent:step-002')
+    .optional(),
 });
 export type BaseConfig = z.infer<typeof BaseConfigSchema>;

@@ -45,6 +45,7 @@ export function jobFromRow(r: Row): Job {
     cancelRequestedAt: date(r.cancel_requested_at),
     cancelReason: str(r.cancel_reason),
     waitingReason: str(r.waiting_reason),
+    resumeRequestedAt: date(r.resume_requested_at),
     leaseOwner: r.lease_owner == null ? null : unsafeCast.workerId(String(r.lease_owner)),
     leaseFence: num(r.lease_fence),
     leaseExpiresAt: date(r.lease_expires_at),

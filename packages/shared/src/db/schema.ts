@@ -61,6 +61,8 @@ export const jobs = pgTable(
     cancelReason: text('cancel_reason'),
     waitingReason: text('waiting_reason'),
     waitingDetails: jsonb('waiting_details'),
+    // Set by respond_to_job: a waiting job may be claimed again (waiting → running).
+    resumeRequestedAt: tstz('resume_requested_at'),
 
     leaseOwner: text('lease_owner'),
     leaseFence: integer('lease_fence').notNull().default(0),
@@ -76,6 +78,7 @@ export const jobs = pgTable(
   (t) => [
     uniqueIndex('jobs_tenant_idempotency_hash_uq').on(t.tenantId, t.idempotencyHash),
     index('jobs_tenant_created_idx').on(t.tenantId, t.id),
+    index('jobs_finished_idx').on(t.finishedAt).where(sql`${t.finishedAt} is not null`),
     index('jobs_active_idx')
       .on(t.status, t.nextRunAt)
       .where(sql`${t.status} in ('pending', 'running', 'waiting', 'retrying')`),
@@ -124,6 +127,25 @@ export const jobEvents = pgTable(
     details: jsonb('details'),
   },
   (t) => [index('job_events_job_idx').on(t.jobId, t.id)],
+);
+
+/** What remains of a job after retention deletes it: enough to answer "what happened to X". */
+export const jobTombstones = pgTable(
+  'job_tombstones',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    principalId: text('principal_id').notNull(),
+    type: text('type').notNull(),
+    status: jobStatus('status').notNull(),
+    resultSha256: text('result_sha256'),
+    resultSummary: text('result_summary'),
+    errorCode: text('error_code'),
+    createdAt: tstz('created_at').notNull(),
+    finishedAt: tstz('finished_at'),
+    deletedAt: tstz('deleted_at').notNull().defaultNow(),
+  },
+  (t) => [index('job_tombstones_tenant_idx').on(t.tenantId, t.id)],
 );
 
 export const auditEvents = pgTable(

@@ -112,8 +112,13 @@ export function classifyError(e: unknown): StepwiseError {
   }
   const message = e instanceof Error ? e.message : String(e);
   if (isTransientInfrastructureError(e)) return new TransientError(message, { cause: e }, 'network_error');
-  if (e instanceof Error && (e.name === 'TimeoutError' || field(e, 'code') === 'ETIMEDOUT')) {
-    return new StepwiseError('timeout', 'timeout', message, { cause: e });
+  const sqlstate = field(e, 'code');
+  if (typeof sqlstate === 'string' && /^[0-9A-Z]{5}$/.test(sqlstate) && field(e, 'severity') !== undefined) {
+    // A Postgres error a retry cannot fix: a constraint (class 23) is a conflict, the rest are bugs.
+    return sqlstate.startsWith('23')
+      ? new ConflictError('db_constraint', message, { cause: e, details: { sqlstate } })
+      : new StepwiseError('db_error', 'internal', message, { cause: e, details: { sqlstate } });
   }
+  if (e instanceof Error && e.name === 'TimeoutError') return new StepwiseError('timeout', 'timeout', message, { cause: e });
   return new TransientError(message || 'unexpected error', { cause: e }, 'unexpected_error');
 }

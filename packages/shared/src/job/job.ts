@@ -40,6 +40,8 @@ export interface Job {
   cancelRequestedAt: Date | null;
   cancelReason: string | null;
   waitingReason: string | null;
+  /** Set when a decision on a waiting job was recorded; a worker resumes it shortly. */
+  resumeRequestedAt: Date | null;
   leaseOwner: WorkerId | null;
   leaseFence: number;
   leaseExpiresAt: Date | null;

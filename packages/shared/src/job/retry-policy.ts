@@ -17,7 +17,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = RetryPolicySchema.parse({});
 
 /** Later layers win: defaults ← job type ← step. */
 export function mergeRetryPolicy(...layers: (RetryPolicyInput | undefined)[]): RetryPolicy {
-  return RetryPolicySchema.parse(Object.assign({}, ...layers.filter(Boolean)));
+  // An explicit `undefined` in a layer means "not set here", never "reset to the default".
+  const defined = layers.map((l) => Object.fromEntries(Object.entries(l ?? {}).filter(([, v]) => v !== undefined)));
+  return RetryPolicySchema.parse(Object.assign({}, ...defined));
 }
 
 export type RetryDecision =

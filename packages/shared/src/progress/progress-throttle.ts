@@ -25,7 +25,8 @@ export class ProgressThrottle {
   shouldFlush(now: number, done: number, total: number | null): boolean {
     const elapsed = now - this.#lastAt;
     const fraction = total && total > 0 ? done / total : Number.NaN;
-    const moved = Number.isNaN(fraction) ? false : (fraction - this.#lastFraction) * 100 >= this.minPercent;
+    // The epsilon absorbs float error: (0.11 - 0.10) * 100 is 0.9999…, which is a 1% move.
+    const moved = Number.isNaN(fraction) ? false : (fraction - this.#lastFraction) * 100 >= this.minPercent - 1e-9;
     if (elapsed >= this.intervalMs || (moved && elapsed >= this.floorMs)) {
       this.#lastAt = now;
       if (!Number.isNaN(fraction)) this.#lastFraction = fraction;

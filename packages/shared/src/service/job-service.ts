@@ -18,6 +18,11 @@ import { getJob, getJobSteps } from '../db/ops/get-job.js';
 import { listJobs } from '../db/ops/list-jobs.js';
 import { requestCancel } from '../db/ops/request-cancel.js';
 import { appendAudit } from '../db/ops/append-audit.js';
+import { respondToJob } from '../db/ops/respond-to-job.js';
+import type { WaitDecision } from '../db/ops/respond-to-job.js';
+import type { RespondDecision } from '../tools/schemas.js';
+import { ConflictError } from '../errors/conflict-error.js';
+import { InvalidInputError } from '../errors/invalid-input-error.js';
 import { isTerminal } from '../job/status.js';
 import { DEFAULT_RETRY_POLICY, mergeRetryPolicy } from '../job/retry-policy.js';
 import { JobNotFoundError } from '../errors/job-not-found-error.js';
@@ -27,6 +32,7 @@ import { ServiceUnavailableError } from '../errors/transient-error.js';
 import { isTransientInfrastructureError } from '../errors/classify-error.js';
 import { StepwiseError } from '../errors/stepwise-error.js';
 import { checkJsonLimits } from './json-limits.js';
+import type { CrashHook } from '../crash-hook.js';
 
 export interface CallMeta {
   requestId: string;
@@ -39,6 +45,10 @@ export interface JobServiceOptions {
   dedupWindowMs: number;
   maxInputBytes: number;
   maxInputDepth: number;
+  /** Default 7 days. */
+  jobTtlMs?: number | undefined;
+  /** Test-only crash points (see crash-hook.ts); undefined in production. */
+  crashHook?: CrashHook | undefined;
 }
 
 /** Called while waiting, for each live update (progress or status). */
@@ -88,10 +98,12 @@ export class JobService {
           plan: prepared.plan,
           maxAttempts: policy.maxAttempts,
           traceId: meta.traceId,
+          ttlMs: this.options.jobTtlMs,
         },
         this.#audit(p, meta, 'start_job', args),
       ),
     );
+    this.options.crashHook?.('after-commit', 'start_job');
     if (job.status === 'pending') {
       // Also on a dedup hit: if an earlier server died between commit and enqueue, the retried
       // call heals it. BullMQ ignores the add when the entry exists.
@@ -125,14 +137,14 @@ export class JobService {
    */
   async wait(p: Principal, jobId: JobId, waitMs: number, onUpdate?: OnUpdate, signal?: AbortSignal): Promise<Job> {
     let job = await this.get(p, jobId);
-    if (waitMs <= 0 || isTerminal(job.status) || job.status === 'waiting') return job;
+    if (waitMs <= 0 || settled(job)) return job;
     let wake: () => void = () => {};
     const woken = new Promise<void>((resolve) => (wake = resolve));
     let unsubscribe: (() => Promise<void>) | undefined;
     try {
       unsubscribe = await this.bus.subscribe(p.tenantId, jobId, (u) => {
         onUpdate?.(u);
-        if (isTerminal(u.status) || u.status === 'waiting') wake();
+        if (isTerminal(u.status) || u.status === 'waiting') wake(); // re-read decides whether it settled
       });
     } catch (e: unknown) {
       this.log.warn({ err: e }, 'live updates unavailable; waiting on the safety re-read only');
@@ -143,7 +155,7 @@ export class JobService {
     try {
       // Re-read after subscribing: an update published before the subscription is not lost.
       job = await this.get(p, jobId);
-      while (!isTerminal(job.status) && job.status !== 'waiting' && Date.now() < deadline && !signal?.aborted) {
+      while (!settled(job) && Date.now() < deadline && !signal?.aborted) {
         const slice = Math.min(5000, deadline - Date.now());
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([woken, new Promise<void>((r) => (timer = setTimeout(r, slice)))]);
@@ -196,6 +208,71 @@ export class JobService {
     return { job: result.job, outcome: 'cancel_requested' };
   }
 
+  /**
+   * Resolves a `waiting` job with a person's decision (DESIGN §4, unsafe steps): persisted and
+   * audited in one transaction, then the job is dispatched again when it resumes.
+   * @throws JobNotFoundError, ForbiddenError, ConflictError (not waiting / decided meanwhile), InvalidInputError
+   */
+  async respond(
+    p: Principal,
+    args: { jobId: JobId; decision: RespondDecision; output?: unknown; note?: string | undefined },
+    meta: CallMeta,
+  ): Promise<Job> {
+    requireScope(p, 'jobs:approve');
+    const job = await this.get(p, args.jobId);
+    if (job.status !== 'waiting' || !job.waitingReason) {
+      throw new ConflictError('job_not_waiting', `Job ${job.id} is ${job.status}, not waiting for a decision; nothing to respond to.`);
+    }
+    const decision = this.#decision(job, args);
+    const updated = await this.#store(() =>
+      this.db.transaction(async (tx) => {
+        const r = await respondToJob(tx, {
+          tenantId: p.tenantId,
+          jobId: job.id,
+          by: p.principalId,
+          expectedReason: job.waitingReason ?? '',
+          decision,
+          note: args.note ?? null,
+          record: { decision: args.decision, step: job.currentStep },
+        });
+        if (r) await appendAudit(tx, { ...this.#audit(p, meta, 'respond_to_job', args), targetJobId: job.id });
+        return r;
+      }),
+    );
+    if (!updated) throw new ConflictError('job_not_waiting', `Job ${job.id} was decided or changed meanwhile; read it again.`);
+    if (decision.kind === 'resume') {
+      await enqueueJob(this.queue, updated.dispatchId, { jobId: updated.id, tenantId: updated.tenantId }).catch((e: unknown) =>
+        this.log.warn({ err: e, jobId: updated.id }, 'enqueue failed; the sweeper will dispatch the resumed job'),
+      );
+    }
+    await this.bus.publishUpdate(p.tenantId, { jobId: updated.id, status: updated.status, progress: null, at: Date.now() }).catch(() => undefined);
+    return updated;
+  }
+
+  #decision(job: Job, args: { decision: RespondDecision; output?: unknown; note?: string | undefined }): WaitDecision {
+    const reason = job.waitingReason;
+    const step = job.currentStep;
+    if (args.decision === 'cancel') {
+      return { kind: 'cancel', error: new CancelledError(args.note ? `Cancelled: ${args.note}` : 'Cancelled while waiting for a decision.').toInfo() };
+    }
+    if (reason === 'needs_confirmation' && step) {
+      if (args.decision === 'retry') return { kind: 'resume', stepReset: { step, to: 'pending' } };
+      const type = this.registry.get(job.type);
+      const def = type.plan(type.input.parse(job.input)).find((s) => s.name === step);
+      let output: unknown = args.output ?? null;
+      if (def?.output) {
+        const parsed = def.output.safeParse(output);
+        if (!parsed.success) throw InvalidInputError.fromZod(`output for step ${step}`, parsed.error.issues, ['output']);
+        output = parsed.data;
+      }
+      return { kind: 'resume', stepDone: { step, output, outputSha256: sha256Hex(canonicalJson(output)) } };
+    }
+    if (reason === 'needs_reauthorization' && args.decision === 'retry') return { kind: 'resume' };
+    throw new InvalidInputError(`Decision "${args.decision}" does not apply to a job waiting for ${reason ?? 'a decision'}.`, [
+      { path: 'decision', message: `not valid for ${reason ?? 'this job'}` },
+    ]);
+  }
+
   async list(
     p: Principal,
     args: { status?: Job['status'] | undefined; type?: string | undefined; limit: number; before?: JobId | undefined },
@@ -228,6 +305,11 @@ export class JobService {
       throw e;
     }
   }
+}
+
+/** A waiter stops when the job ended, or when it needs a person (and no decision is pending). */
+function settled(job: Job): boolean {
+  return isTerminal(job.status) || (job.status === 'waiting' && job.resumeRequestedAt === null);
 }
 
 function requireScope(p: Principal, scope: Scope): void {

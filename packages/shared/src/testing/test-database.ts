@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { runMigrations } from '../db/migrate.js';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { MIGRATIONS_FOLDER, runMigrations } from '../db/migrate.js';
+import { sha256Hex } from '../hash/idempotency-hash.js';
 import { createDb } from '../db/client.js';
 import type { DbHandle } from '../db/client.js';
 
@@ -11,7 +13,13 @@ export interface TestDatabase extends DbHandle {
 }
 
 const ADMIN_URL = process.env.STEPWISE_TEST_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const TEMPLATE = 'stepwise_test_template';
+// Named by the migrations it holds, so a changed migration set gets a fresh template instead of
+// a stale one (Postgres outlives test runs on developer machines and CI).
+const TEMPLATE = `stepwise_tpl_${sha256Hex(
+  readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER })
+    .map((m) => m.hash)
+    .join(','),
+).slice(0, 12)}`;
 
 let templateReady: Promise<void> | undefined;
 

@@ -15,7 +15,9 @@ export function summarizeJob(job: Job): string {
     case 'running':
       return job.cancelRequestedAt ? `running: cancellation requested, stopping at ${where}.` : `running: ${where}${words}.`;
     case 'waiting':
-      return `waiting: ${job.waitingReason ?? 'needs a decision'} before ${where}. Use respond_to_job.`;
+      return job.resumeRequestedAt
+        ? `waiting: decision recorded, resuming at ${where}.`
+        : `waiting: ${job.waitingReason ?? 'needs a decision'} at ${where}. Use respond_to_job.`;
     case 'retrying':
       return `retrying: ${where} failed (${job.error?.category ?? 'error'}: ${job.error?.message ?? ''}); attempt ${job.attempt}/${job.maxAttempts} at ${iso(job.nextRunAt) ?? 'soon'}.`;
     case 'succeeded': {
@@ -33,7 +35,7 @@ export function summarizeJob(job: Job): string {
 export function pollAfterMs(job: Job, now: number): number | null {
   if (isTerminal(job.status)) return null;
   if (job.status === 'retrying' && job.nextRunAt) return Math.max(1000, job.nextRunAt.getTime() - now);
-  if (job.status === 'waiting') return 30_000;
+  if (job.status === 'waiting') return job.resumeRequestedAt ? 2000 : 30_000;
   return 2000;
 }
 
@@ -60,6 +62,7 @@ export function toJobView(job: Job, now = Date.now()): JobView {
     maxAttempts: job.maxAttempts,
     nextRetryAt: iso(job.nextRunAt),
     waitingReason: job.waitingReason,
+    resuming: job.status === 'waiting' && job.resumeRequestedAt !== null,
     cancelRequested: job.cancelRequestedAt !== null,
     ...(job.status === 'succeeded' ? { result: job.result } : {}),
     error: job.error,

@@ -76,6 +76,8 @@ export const JobViewSchema = z.object({
   maxAttempts: z.number().int(),
   nextRetryAt: z.string().nullable(),
   waitingReason: z.string().nullable(),
+  /** A decision on the waiting job was recorded; a worker is resuming it. */
+  resuming: z.boolean(),
   cancelRequested: z.boolean(),
   result: z.unknown().optional(),
   error: ErrorInfoSchema.nullable(),
@@ -152,3 +154,23 @@ export const ToolErrorSchema = z.object({
   requestId: z.string(),
 });
 export type ToolError = z.infer<typeof ToolErrorSchema>;
+
+export const RESPOND_DECISIONS = ['retry', 'mark_done', 'cancel'] as const;
+export type RespondDecision = (typeof RESPOND_DECISIONS)[number];
+
+export const RespondToJobInputSchema = z.object({
+  jobId: JobIdSchema,
+  decision: z
+    .enum(RESPOND_DECISIONS)
+    .describe(
+      'For a job waiting with reason needs_confirmation (an unsafe step was interrupted and may or may not have taken effect): ' +
+        'retry = you checked it did NOT happen, run the step again; mark_done = it DID happen, continue with `output` as its result; cancel = stop the job. ' +
+        'For needs_reauthorization: retry once the credential is fixed, or cancel.',
+    ),
+  output: z.unknown().optional().describe('With mark_done: the step output to record (what the step would have returned).'),
+  note: z.string().max(1000).optional().describe('Why, in words; kept in the job history and audit log.'),
+});
+export type RespondToJobInput = z.infer<typeof RespondToJobInputSchema>;
+
+export const RespondToJobOutputSchema = JobViewSchema.extend({ decision: z.enum(RESPOND_DECISIONS) });
+export type RespondToJobOutput = z.infer<typeof RespondToJobOutputSchema>;

@@ -14,8 +14,9 @@ export interface ClaimedJob {
 }
 
 /**
- * Contract: one guarded statement that moves `pending | retrying → running`, or takes over a
- * `running` job whose lease has expired, and bumps `lease_fence`. The new fence is the worker's
+ * Contract: one guarded statement that moves `pending | retrying → running`, or `waiting → running`
+ * once respond_to_job allowed it, or takes over a `running` job whose lease has expired, and bumps
+ * `lease_fence`. The new fence is the worker's
  * token: every later write it makes is `WHERE lease_fence = fence`, so a worker that lost the
  * lease cannot write. Records a `job_events` row in the same statement.
  *
@@ -28,7 +29,8 @@ export async function claimJob(db: DbOrTx, args: { jobId: JobId; workerId: Worke
         select id, status from jobs
         where id = ${args.jobId}
           and (status in ${statusIn(['pending', 'retrying'])}
-               or (status = 'running' and lease_expires_at < now()))
+               or (status = 'running' and lease_expires_at < now())
+               or (status = 'waiting' and resume_requested_at is not null))
         for update
       ), upd as (
         update jobs j set
@@ -38,6 +40,9 @@ export async function claimJob(db: DbOrTx, args: { jobId: JobId; workerId: Worke
           lease_expires_at = now() + ${args.leaseMs} * interval '1 millisecond',
           started_at = coalesce(j.started_at, now()),
           next_run_at = null,
+          waiting_reason = null,
+          waiting_details = null,
+          resume_requested_at = null,
           version = j.version + 1,
           updated_at = now()
         from prev where j.id = prev.id

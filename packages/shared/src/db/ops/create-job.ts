@@ -9,6 +9,9 @@ import { InternalError } from '../../errors/internal-error.js';
 import type { AuditRecord } from './append-audit.js';
 import { appendAudit } from './append-audit.js';
 
+/** How long a job may take from creation to finish before the sweeper expires it. */
+export const DEFAULT_JOB_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
 export interface NewJob {
   id: JobId;
   tenantId: TenantId;
@@ -22,6 +25,8 @@ export interface NewJob {
   plan: PlannedStep[];
   maxAttempts: number;
   traceId: string | undefined;
+  /** A job not finished this long after creation is failed by the sweeper (`expired`). Default 7 days. */
+  ttlMs?: number | undefined;
 }
 
 export interface CreateJobResult {
@@ -40,16 +45,21 @@ export interface CreateJobResult {
  */
 export async function createJob(db: Db, job: NewJob, audit: Omit<AuditRecord, 'targetJobId'>): Promise<CreateJobResult> {
   return db.transaction(async (tx) => {
+    // After reclaiming an expired slot the old job may still have a queue entry under the bare
+    // hash; the new job gets its own dispatch id so BullMQ does not ignore its enqueue.
+    let dispatchId = job.idempotencyHash;
     for (let round = 0; round < 3; round++) {
       const inserted = rowsOf(
         await tx.execute(sql`
           with ins as (
             insert into jobs (id, tenant_id, principal_id, type, input, idempotency_key, idempotency_hash,
-                              request_hash, dispatch_id, dedup_expires_at, plan, max_attempts, trace_id, current_step)
+                              request_hash, dispatch_id, dedup_expires_at, plan, max_attempts, trace_id, current_step,
+                              expires_at)
             values (${job.id}, ${job.tenantId}, ${job.principalId}, ${job.type}, ${jsonb(job.input)},
-                    ${job.idempotencyKey ?? null}, ${job.idempotencyHash}, ${job.requestHash}, ${job.idempotencyHash},
+                    ${job.idempotencyKey ?? null}, ${job.idempotencyHash}, ${job.requestHash}, ${dispatchId},
                     now() + ${job.dedupWindowMs} * interval '1 millisecond', ${jsonb(job.plan)},
-                    ${job.maxAttempts}, ${job.traceId ?? null}, ${job.plan[0]?.name ?? null})
+                    ${job.maxAttempts}, ${job.traceId ?? null}, ${job.plan[0]?.name ?? null},
+                    now() + ${job.ttlMs ?? DEFAULT_JOB_TTL_MS} * interval '1 millisecond')
             on conflict (tenant_id, idempotency_hash) do nothing
             returning *
           ), ev as (
@@ -74,6 +84,7 @@ export async function createJob(db: Db, job: NewJob, audit: Omit<AuditRecord, 't
       if (!existing) continue; // freed between our insert and select; try again
       if (existing.dedup_expired === true) {
         await tx.execute(sql`update jobs set idempotency_hash = null where id = ${String(existing.id)}`);
+        dispatchId = `${job.idempotencyHash}-${job.id}`;
         continue;
       }
       const found = jobFromRow(existing);

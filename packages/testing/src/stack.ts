@@ -12,6 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createTestDatabase, uniquePrefix } from '@stepwise/shared/testing';
 import type { TestDatabase } from '@stepwise/shared/testing';
 
+// src/ and dist/ both sit two levels below the repository root.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const SERVER_MAIN = join(ROOT, 'apps/mcp-server/dist/main.js');
 export const WORKER_MAIN = join(ROOT, 'apps/worker/dist/main.js');
@@ -25,6 +26,8 @@ export interface Proc {
   /** Resolves with the first log line matching `pred`. */
   waitFor(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Resolves when the process ends, with its exit code or the signal that killed it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export function spawnNode(entry: string, args: string[], env: NodeJS.ProcessEnv): Proc {
@@ -49,10 +52,14 @@ export function spawnNode(entry: string, args: string[], env: NodeJS.ProcessEnv)
   };
   createInterface({ input: child.stdout! }).on('line', onLine);
   createInterface({ input: child.stderr! }).on('line', onLine);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const exited = ended.then((e) => e.code);
   return {
     child,
     lines,
+    exited: ended,
     waitFor(pred, timeoutMs = 20_000) {
       const hit = lines.find(pred);
       if (hit) return Promise.resolve(hit);
@@ -166,6 +173,13 @@ export async function startStack(transport: TransportKind, options: { workers?: 
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** An SDK client connected over Streamable HTTP. */
+export async function connectHttpClient(url: string, name = 'stepwise-test'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
 }
 
 /** The structured payload of a tool result, typed loosely so assertions can reach into it. */
