@@ -35,6 +35,18 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        // Kills workers, flushes Redis, restarts Postgres: run alone (pnpm test:chaos), never
+        // alongside other suites that share those services.
+        extends: true,
+        test: {
+          name: 'chaos',
+          include: ['{apps,packages}/*/test/**/*.chaos.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 90_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });
