@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectServer, Proc, Stack } from '@stepwise/testing';
-import { connectHttpClient, sc, SERVER_MAIN, spawnNode, startEffectServer, startStack } from '@stepwise/testing';
+import { connectHttpClient, sc, SERVER_MAIN, spawnNode, startEffectServer, startStack, startTcpProxy } from '@stepwise/testing';
 
 // DESIGN §4, row by row: a worker process really SIGKILLs itself at the named point of the step
 // protocol (STEPWISE_TEST_CRASH_AT), a fresh worker takes over, and we count the side effects an
@@ -158,5 +158,91 @@ describe('crash matrix (a worker is SIGKILLed at each step boundary)', () => {
     expect(row).toBeDefined();
     const s = await waitDone(row!.id);
     expect(s.status).toBe('succeeded');
+  });
+
+  async function heldBy(jobId: string): Promise<{ lease_owner: string | null; lease_fence: number; status: string }> {
+    const [row] = await stack.db.sql<{ lease_owner: string | null; lease_fence: number; status: string }[]>`
+      select lease_owner, lease_fence, status from jobs where id = ${jobId}`;
+    return row!;
+  }
+
+  it('a worker gets SIGTERM: it finishes the running step, starts no new one, hands the job back, exits 0', async () => {
+    const draining = await stack.startWorker({ STEPWISE_SHUTDOWN_GRACE_MS: '20000' });
+    const started = sc(
+      await stack.call('start_job', {
+        type: 'demo.steps',
+        input: { steps: 3, stepMs: 1500, effect: 'idempotent', effectUrl: dedupe.url },
+        idempotencyKey: `sigterm-${Math.random()}`,
+      }),
+    );
+    const jobId = started.jobId as string;
+    for (let i = 0; i < 100 && (await heldBy(jobId)).lease_owner === null; i++) await new Promise((r) => setTimeout(r, 50));
+    const held = await heldBy(jobId);
+    draining.child.kill('SIGTERM');
+    expect(await draining.exited).toEqual({ code: 0, signal: null });
+    const [first] = await stack.db.sql<{ status: string; lease_fence: number }[]>`
+      select status, lease_fence from job_steps where job_id = ${jobId} and step_name = 'step-001'`;
+    expect(first).toEqual({ status: 'succeeded', lease_fence: held.lease_fence }); // finished by the draining worker
+    const [later] = await stack.db.sql<{ n: number }[]>`
+      select count(*)::int as n from job_steps where job_id = ${jobId} and step_name <> 'step-001'`;
+    expect(later!.n).toBe(0); // no new step was started
+    expect((await heldBy(jobId)).status).toBe('running'); // handed back, not failed
+
+    await stack.startWorker();
+    const s = await waitDone(jobId);
+    expect(s.status).toBe('succeeded');
+    for (const step of ['step-001', 'step-002', 'step-003']) expect(dedupe.get(key(jobId, step)).applied).toBe(1);
+  });
+
+  it('a worker gets SIGTERM and a step outlives the grace period: the step is stopped, the job is handed back', async () => {
+    const draining = await stack.startWorker({ STEPWISE_SHUTDOWN_GRACE_MS: '300' });
+    const started = sc(
+      await stack.call('start_job', {
+        type: 'demo.steps',
+        input: { steps: 2, stepMs: 4000, effect: 'idempotent', effectUrl: dedupe.url },
+        idempotencyKey: `sigterm-grace-${Math.random()}`,
+      }),
+    );
+    const jobId = started.jobId as string;
+    for (let i = 0; i < 100 && (await heldBy(jobId)).lease_owner === null; i++) await new Promise((r) => setTimeout(r, 50));
+    draining.child.kill('SIGTERM');
+    expect(await draining.exited).toEqual({ code: 0, signal: null });
+    expect(await heldBy(jobId)).toMatchObject({ status: 'running', lease_owner: null }); // lease released at once
+    await stack.startWorker();
+    const s = await waitDone(jobId);
+    expect(s.status).toBe('succeeded');
+    for (const step of ['step-001', 'step-002']) expect(dedupe.get(key(jobId, step)).applied).toBe(1);
+  });
+
+  it('Postgres is unreachable: start_job returns a retryable error and writes nothing; it works again after', async () => {
+    const pg = new URL(stack.db.url);
+    const proxy = await startTcpProxy(pg.hostname, Number(pg.port || 5432));
+    const proxied = new URL(stack.db.url);
+    proxied.port = String(proxy.port);
+    const server = spawnNode(SERVER_MAIN, ['--http'], { ...stack.env, DATABASE_URL: proxied.toString(), STEPWISE_HTTP_PORT: '0' });
+    try {
+      const ready = await server.waitFor((l) => l.msg === 'mcp server listening');
+      const base = String(ready.url).replace(/\/mcp$/, '');
+      const client = await connectHttpClient(String(ready.url));
+      const args = { type: 'demo.steps', input: { steps: 1 }, idempotencyKey: `pg-down-${Math.random()}` };
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+
+      proxy.cut();
+      const before = await stack.counts();
+      const failed = await client.callTool({ name: 'start_job', arguments: args });
+      expect(failed.isError).toBe(true);
+      expect(failed.structuredContent).toMatchObject({ category: 'transient', retryable: true, code: 'postgres_unavailable' });
+      expect(await stack.counts()).toEqual(before);
+      expect((await fetch(`${base}/readyz`)).status).toBe(503);
+
+      proxy.restore();
+      const ok = await client.callTool({ name: 'start_job', arguments: args });
+      expect(ok.isError).toBeFalsy();
+      expect(ok.structuredContent).toMatchObject({ deduplicated: false, status: 'pending' });
+      await client.close();
+    } finally {
+      await server.stop();
+      await proxy.close();
+    }
   });
 });

@@ -4,3 +4,5 @@ export type { EffectRecord, EffectServer } from './effect-server.js';
 export { startEffectServer } from './effect-server.js';
 export { createTestDatabase, uniquePrefix } from '@stepwise/shared/testing';
 export type { TestDatabase } from '@stepwise/shared/testing';
+export type { TcpProxy } from './tcp-proxy.js';
+export { startTcpProxy } from './tcp-proxy.js';
