@@ -76,7 +76,7 @@ export function createMcpServer(deps: McpServerDeps, principal: Principal): Serv
     const progressToken = request.params._meta?.progressToken;
     const ctx: ToolContext = {
       principal,
-      meta: { requestId, clientName: client?.name, clientVersion: client?.version },
+      meta: { requestId, clientName: client?.name, clientVersion: client?.version, signal: extra.signal },
       service: deps.service,
       registry: deps.registry,
       signal: extra.signal,

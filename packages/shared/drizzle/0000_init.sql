@@ -1,6 +1,20 @@
 CREATE TYPE "public"."job_status" AS ENUM('pending', 'running', 'waiting', 'retrying', 'succeeded', 'failed', 'cancelled');--> statement-breakpoint
 CREATE TYPE "public"."step_effect" AS ENUM('none', 'idempotent', 'unsafe');--> statement-breakpoint
 CREATE TYPE "public"."step_status" AS ENUM('pending', 'started', 'succeeded', 'failed', 'skipped');--> statement-breakpoint
+CREATE TABLE "api_keys" (
+	"id" text PRIMARY KEY NOT NULL,
+	"principal_id" text NOT NULL,
+	"tenant_id" text NOT NULL,
+	"name" text NOT NULL,
+	"prefix" text NOT NULL,
+	"hash" text NOT NULL,
+	"scopes" text[],
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"expires_at" timestamp with time zone,
+	"revoked_at" timestamp with time zone,
+	"last_used_at" timestamp with time zone
+);
+--> statement-breakpoint
 CREATE TABLE "audit_events" (
 	"id" bigserial PRIMARY KEY NOT NULL,
 	"at" timestamp with time zone DEFAULT now() NOT NULL,
@@ -98,6 +112,8 @@ CREATE TABLE "jobs" (
 	"waiting_reason" text,
 	"waiting_details" jsonb,
 	"resume_requested_at" timestamp with time zone,
+	"waiting_expires_at" timestamp with time zone,
+	"deadline_at" timestamp with time zone,
 	"lease_owner" text,
 	"lease_fence" integer DEFAULT 0 NOT NULL,
 	"lease_expires_at" timestamp with time zone,
@@ -109,7 +125,18 @@ CREATE TABLE "jobs" (
 	"expires_at" timestamp with time zone
 );
 --> statement-breakpoint
+CREATE TABLE "principals" (
+	"id" text PRIMARY KEY NOT NULL,
+	"tenant_id" text NOT NULL,
+	"name" text NOT NULL,
+	"scopes" text[] NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"disabled_at" timestamp with time zone
+);
+--> statement-breakpoint
+ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_principal_id_principals_id_fk" FOREIGN KEY ("principal_id") REFERENCES "public"."principals"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "job_steps" ADD CONSTRAINT "job_steps_job_id_jobs_id_fk" FOREIGN KEY ("job_id") REFERENCES "public"."jobs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE UNIQUE INDEX "api_keys_prefix_uq" ON "api_keys" USING btree ("prefix");--> statement-breakpoint
 CREATE INDEX "audit_events_tenant_at_idx" ON "audit_events" USING btree ("tenant_id","at");--> statement-breakpoint
 CREATE INDEX "audit_events_job_idx" ON "audit_events" USING btree ("target_job_id");--> statement-breakpoint
 CREATE INDEX "job_events_job_idx" ON "job_events" USING btree ("job_id","id");--> statement-breakpoint
@@ -117,4 +144,5 @@ CREATE INDEX "job_tombstones_tenant_idx" ON "job_tombstones" USING btree ("tenan
 CREATE UNIQUE INDEX "jobs_tenant_idempotency_hash_uq" ON "jobs" USING btree ("tenant_id","idempotency_hash");--> statement-breakpoint
 CREATE INDEX "jobs_tenant_created_idx" ON "jobs" USING btree ("tenant_id","id");--> statement-breakpoint
 CREATE INDEX "jobs_finished_idx" ON "jobs" USING btree ("finished_at") WHERE "jobs"."finished_at" is not null;--> statement-breakpoint
-CREATE INDEX "jobs_active_idx" ON "jobs" USING btree ("status","next_run_at") WHERE "jobs"."status" in ('pending', 'running', 'waiting', 'retrying');
+CREATE INDEX "jobs_active_idx" ON "jobs" USING btree ("status","next_run_at") WHERE "jobs"."status" in ('pending', 'running', 'waiting', 'retrying');--> statement-breakpoint
+CREATE UNIQUE INDEX "principals_tenant_name_uq" ON "principals" USING btree ("tenant_id","name");

@@ -16,7 +16,7 @@ export { TRANSITIONS, canTransition, assertTransition, sourcesOf } from './job/t
 export type { Job, JobProgress, PlannedStep, StepRecord } from './job/job.js';
 export type { RetryPolicy, RetryPolicyInput, RetryDecision } from './job/retry-policy.js';
 export { RetryPolicySchema, DEFAULT_RETRY_POLICY, mergeRetryPolicy, backoffDelayMs, decideRetry } from './job/retry-policy.js';
-export type { StepContext, StepDefinition, JobTypeDefinition, JobType, ReconcileResult } from './job/define-job.js';
+export type { StepContext, StepDefinition, JobTypeDefinition, JobType, ReconcileResult, ValidateContext } from './job/define-job.js';
 export { defineJob } from './job/define-job.js';
 export { JobRegistry } from './job/job-registry.js';
 

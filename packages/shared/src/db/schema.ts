@@ -63,6 +63,10 @@ export const jobs = pgTable(
     waitingDetails: jsonb('waiting_details'),
     // Set by respond_to_job: a waiting job may be claimed again (waiting → running).
     resumeRequestedAt: tstz('resume_requested_at'),
+    // A wait (e.g. for approval) that nobody answers by then ends the job (sweeper).
+    waitingExpiresAt: tstz('waiting_expires_at'),
+    // Per-job deadline: past it the job fails or is cancelled (sweeper), whatever it is doing.
+    deadlineAt: tstz('deadline_at'),
 
     leaseOwner: text('lease_owner'),
     leaseFence: integer('lease_fence').notNull().default(0),
@@ -127,6 +131,42 @@ export const jobEvents = pgTable(
     details: jsonb('details'),
   },
   (t) => [index('job_events_job_idx').on(t.jobId, t.id)],
+);
+
+/** Who can call: a named identity in one tenant with a set of scopes (DESIGN §8). */
+export const principals = pgTable(
+  'principals',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    scopes: text('scopes').array().notNull(),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+    disabledAt: tstz('disabled_at'),
+  },
+  (t) => [uniqueIndex('principals_tenant_name_uq').on(t.tenantId, t.name)],
+);
+
+/** API keys: only a hash is stored, found by a short public prefix. */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    principalId: text('principal_id')
+      .notNull()
+      .references(() => principals.id, { onDelete: 'cascade' }),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    hash: text('hash').notNull(),
+    /** Narrower than the principal's scopes when set. */
+    scopes: text('scopes').array(),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+    expiresAt: tstz('expires_at'),
+    revokedAt: tstz('revoked_at'),
+    lastUsedAt: tstz('last_used_at'),
+  },
+  (t) => [uniqueIndex('api_keys_prefix_uq').on(t.prefix)],
 );
 
 /** What remains of a job after retention deletes it: enough to answer "what happened to X". */

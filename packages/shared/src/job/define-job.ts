@@ -61,10 +61,20 @@ export interface JobTypeDefinition<S extends z.ZodType> {
   /** The ordered plan. A function when the steps depend on the input. */
   steps: readonly StepDefinition<z.output<S>>[] | ((input: z.output<S>) => readonly StepDefinition<z.output<S>>[]);
   retry?: RetryPolicyInput;
+  /**
+   * Extra checks at start_job, after the schema parsed: things a schema cannot know (a downstream
+   * server exists, a tool is there). Throw InvalidInputError; nothing is written when it throws.
+   */
+  validate?(input: z.output<S>, ctx: ValidateContext): Promise<void>;
   /** The job's result from its step outputs; defaults to the last step's output. */
   result?(outputs: Readonly<Record<string, unknown>>, input: z.output<S>): unknown;
   /** Cleanup after cancellation, run by the worker that held the job. */
   onCancel?(ctx: { jobId: JobId; input: z.output<S>; outputs: Readonly<Record<string, unknown>>; log: Logger }): Promise<void>;
+}
+
+export interface ValidateContext {
+  tenantId: TenantId;
+  signal: AbortSignal;
 }
 
 /** A registered job type with its input type erased; its own schema re-parses input before use. */
@@ -75,6 +85,7 @@ export interface JobType {
   input: z.ZodType;
   output: z.ZodType | undefined;
   retry: RetryPolicyInput | undefined;
+  validate: ((input: unknown, ctx: ValidateContext) => Promise<void>) | undefined;
   plan(input: unknown): readonly StepDefinition<unknown>[];
   result(outputs: Readonly<Record<string, unknown>>, input: unknown): unknown;
   onCancel: ((ctx: { jobId: JobId; input: unknown; outputs: Readonly<Record<string, unknown>>; log: Logger }) => Promise<void>) | undefined;
@@ -108,6 +119,7 @@ export function defineJob<S extends z.ZodType>(def: JobTypeDefinition<S>): JobTy
     input: def.input,
     output: def.output,
     retry: def.retry,
+    validate: def.validate as JobType['validate'],
     plan,
     result: (outputs, input) => {
       if (def.result) return def.result(outputs, input as z.output<S>);

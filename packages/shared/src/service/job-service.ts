@@ -36,6 +36,8 @@ import type { CrashHook } from '../crash-hook.js';
 
 export interface CallMeta {
   requestId: string;
+  /** The caller's request lifetime (client cancel / disconnect). */
+  signal?: AbortSignal | undefined;
   clientName?: string | undefined;
   clientVersion?: string | undefined;
   traceId?: string | undefined;
@@ -80,6 +82,7 @@ export class JobService {
     requireScope(p, 'jobs:write');
     checkJsonLimits(args.input, this.options.maxInputBytes, this.options.maxInputDepth, 'input');
     const prepared = this.registry.prepare(args.type, args.input);
+    await prepared.type.validate?.(prepared.input, { tenantId: p.tenantId, signal: meta.signal ?? AbortSignal.timeout(20_000) });
     const hash = idempotencyHash(p.tenantId, args.type, prepared.input, args.idempotencyKey);
     const policy = mergeRetryPolicy(DEFAULT_RETRY_POLICY, prepared.type.retry);
     const { job, created } = await this.#store(() =>
