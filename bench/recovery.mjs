@@ -164,6 +164,8 @@ try {
     const id = await start(`failover-${i}`, { steps: 3, stepMs: 5000 });
     const before = await running(id);
     const victim = holder(before);
+    // Kill at a random point of the renewal cycle, not always right after the claim.
+    await sleep(Math.random() * LEASE_MS);
     victim.child.kill('SIGKILL');
     const t0 = performance.now();
     const killedAt = Date.now();
@@ -204,7 +206,7 @@ try {
   }
 
   const out = [
-    `failover: SIGKILL of the holder -> job claimed by the other worker (lease_fence up, 10 ms poll)`,
+    `failover: SIGKILL of the holder (0..${LEASE_MS} ms after its claim) -> job claimed by the other worker (lease_fence up, 10 ms poll)`,
     `  recovery                          ${stats(failover.total)}`,
     `  lease left at the kill            ${stats(failover.leaseLeft)}`,
     `  claim after the lease expired     ${stats(failover.afterExpiry)}`,

@@ -32,12 +32,22 @@ const stdioConfig = {
     stepwise: {
       command: process.execPath,
       args: [join(root, 'apps/mcp-server/dist/main.js'), '--stdio'],
-      env: { DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stepwise', REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+      // stdio runs as a principal named here (no key needed: the client starts the process itself).
+      env: {
+        DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stepwise',
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        STEPWISE_TENANT: process.env.STEPWISE_TENANT ?? 'local',
+        STEPWISE_PRINCIPAL: process.env.STEPWISE_PRINCIPAL ?? 'local-operator',
+      },
     },
   },
 };
+const cli = `node ${join(root, 'apps/cli/dist/main.js')}`;
 process.stdout.write(
   `\nStepwise is starting: MCP endpoint http://${host}:${port}/mcp (health: /healthz, /readyz).\n` +
+    `HTTP clients need an API key (Authorization: Bearer ...). On the very first start the server\n` +
+    `prints one below, once, with a client config to paste. Make more (or a new one) with:\n` +
+    `  ${cli} keys create --tenant local --name <who> --scopes jobs:read,jobs:write,jobs:cancel,jobs:approve\n` +
     `For a stdio client (Claude Desktop, Cursor), add this to its MCP config while this keeps running:\n` +
     `${JSON.stringify(stdioConfig, null, 2)}\nCtrl-C stops.\n\n`,
 );

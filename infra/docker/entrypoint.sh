@@ -3,6 +3,7 @@
 # so node receives SIGTERM directly.
 #   stepwise server [args...]   MCP server (Streamable HTTP on $STEPWISE_HTTP_PORT)
 #   stepwise worker [args...]   worker (health on $STEPWISE_WORKER_HEALTH_PORT)
+#   stepwise cli [args...]      the operator CLI: keys create|list|revoke, migrate, audit
 #   stepwise <cmd> [args...]    anything else, e.g. `node -e ...` or `sh`
 set -eu
 cd "${STEPWISE_APP_DIR:-/app}"
@@ -16,6 +17,9 @@ case "$role" in
     ;;
   worker)
     exec node apps/worker/dist/main.js "$@"
+    ;;
+  cli)
+    exec node apps/cli/dist/main.js "$@"
     ;;
   *)
     exec "$role" "$@"

@@ -3,17 +3,20 @@ import express from 'express';
 import type { Request, Response, NextFunction } from 'express';
 import { hostHeaderValidation, localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Logger, Principal } from '@stepwise/shared';
+import type { Logger } from '@stepwise/shared';
 import type { McpServerDeps } from './mcp-server.js';
 import { createMcpServer } from './mcp-server.js';
 import type { Readiness } from './readiness.js';
+import type { HttpAuthOptions } from './auth/http-auth.js';
+import { answerAuthUnavailable, authStateOf, METADATA_PATH, protectedResourceMetadataHandler, requireMcpAuth } from './auth/http-auth.js';
 
 export interface HttpOptions {
   host: string;
   port: number;
   allowedHosts: string[] | undefined;
   bodyLimitBytes: number;
-  principal: Principal;
+  /** Who may call `/mcp` and as whom (see auth/http-auth.ts). */
+  auth: Omit<HttpAuthOptions, 'log'>;
   readiness: () => Promise<Readiness>;
   log: Logger;
 }
@@ -44,9 +47,19 @@ export async function startHttp(deps: McpServerDeps, o: HttpOptions): Promise<Ht
   else if (['127.0.0.1', 'localhost', '::1'].includes(o.host)) app.use(localhostHostValidation());
   else o.log.warn({ host: o.host }, 'bound beyond loopback without STEPWISE_ALLOWED_HOSTS: Host headers are not checked');
 
+  // RFC 9728 protected resource metadata: where a client learns how to authenticate. Both the
+  // root form named in our WWW-Authenticate challenge and the path-suffixed form for /mcp.
+  const metadata = protectedResourceMetadataHandler(o.auth);
+  app.get(METADATA_PATH, metadata);
+  app.get(`${METADATA_PATH}/mcp`, metadata);
 
-  app.post('/mcp', express.json({ limit: o.bodyLimitBytes, strict: true }), async (req: Request, res: Response) => {
-    const server = createMcpServer(deps, o.principal);
+  // Authentication runs on every POST, before the body is even parsed.
+  const auth = requireMcpAuth({ ...o.auth, log: o.log });
+  app.post('/mcp', auth, express.json({ limit: o.bodyLimitBytes, strict: true }), async (req: Request, res: Response) => {
+    const state = authStateOf(req);
+    if (state.kind === 'unavailable') return answerAuthUnavailable(req, res, state.error);
+    // One server per request, bound to this request's principal.
+    const server = createMcpServer(deps, state.principal);
     // No sessionIdGenerator: stateless mode.
     const transport = new StreamableHTTPServerTransport({});
     res.on('close', () => {

@@ -1,5 +1,7 @@
-import { builtinRegistry } from '@stepwise/jobs';
+import { builtinRegistry, DownstreamRegistry, mergeDownstreamConfigs } from '@stepwise/jobs';
 import {
+  AuditBuffer,
+  authenticateApiKey,
   createDb,
   createJobQueue,
   createLogger,
@@ -8,9 +10,13 @@ import {
   JobService,
   JobUpdateBus,
   runMigrations,
+  unsafeCast,
 } from '@stepwise/shared';
 import type { Principal } from '@stepwise/shared';
-import { loadServerConfig } from './config.js';
+import { DEFAULT_LOCAL_PRINCIPAL, isLoopbackHost, jwtSettings, loadServerConfig, readSecretEnv } from './config.js';
+import { createJwtVerifier } from './auth/jwt-verifier.js';
+import { StepwiseTokenVerifier } from './auth/token-verifier.js';
+import { firstKeyNotice } from './auth/first-key.js';
 import { startHttp } from './http.js';
 import { startStdio } from './stdio.js';
 import { checkReadiness } from './readiness.js';
@@ -30,7 +36,13 @@ sub.on('error', (e) => log.warn({ err: e }, 'redis subscriber error'));
 const queue = createJobQueue(redis, config.STEPWISE_QUEUE_PREFIX);
 queue.on('error', (e) => log.warn({ err: e }, 'queue error'));
 const bus = new JobUpdateBus(redis, sub, config.STEPWISE_QUEUE_PREFIX);
-const registry = builtinRegistry();
+// start_job checks mcp.chain plans against the downstream servers (tools/list), so the server
+// needs the same downstream config as the workers.
+const downstream = new DownstreamRegistry(mergeDownstreamConfigs(config.STEPWISE_MCP_SERVERS_FILE, config.STEPWISE_MCP_SERVERS), {
+  readEnv: readSecretEnv,
+  log,
+});
+const registry = builtinRegistry({ downstream });
 const service = new JobService(
   db,
   queue,
@@ -41,15 +53,19 @@ const service = new JobService(
     maxInputBytes: config.STEPWISE_MAX_INPUT_BYTES,
     maxInputDepth: config.STEPWISE_MAX_INPUT_DEPTH,
     crashHook: crashHookFromEnv(config.STEPWISE_TEST_CRASH_AT),
+    quota: { maxActiveJobs: config.STEPWISE_QUOTA_MAX_ACTIVE_JOBS, startsPerMinute: config.STEPWISE_QUOTA_STARTS_PER_MINUTE },
   },
   log,
 );
-const principal: Principal = {
+// The local principal (DESIGN §8): stdio's identity, and every HTTP caller's with STEPWISE_AUTH=none.
+const localPrincipal: Principal = {
   tenantId: config.STEPWISE_TENANT,
-  principalId: config.STEPWISE_PRINCIPAL,
+  principalId: config.STEPWISE_PRINCIPAL ?? unsafeCast.principalId(DEFAULT_LOCAL_PRINCIPAL),
   scopes: new Set(config.STEPWISE_SCOPES),
 };
-const deps = { service, registry, log };
+// Audit rows of reads, errors and denials (mutations write theirs in their own transaction).
+const audit = new AuditBuffer(db, log);
+const deps = { service, registry, log, audit };
 
 let closing = false;
 async function shutdown(reason: string): Promise<void> {
@@ -57,30 +73,72 @@ async function shutdown(reason: string): Promise<void> {
   closing = true;
   log.info({ reason }, 'server stopping');
   httpServer?.close();
-  await Promise.allSettled([queue.close(), redis.quit(), sub.quit()]);
+  // Flush buffered audit rows while the database is still open: none may be lost on shutdown.
+  await Promise.allSettled([audit.close(), queue.close(), redis.quit(), sub.quit(), downstream.close()]);
   await closeDb();
   log.flush();
   process.exit(0);
 }
 
 let httpServer: Awaited<ReturnType<typeof startHttp>> | undefined;
+
+/** stdio runs as the key's principal (STEPWISE_API_KEY) or the local one; nothing implicit goes unsaid. */
+async function stdioPrincipal(): Promise<{ principal: Principal; source: 'api_key' | 'STEPWISE_PRINCIPAL' | 'default' }> {
+  if (!config.STEPWISE_API_KEY) return { principal: localPrincipal, source: config.STEPWISE_PRINCIPAL ? 'STEPWISE_PRINCIPAL' : 'default' };
+  const r = await authenticateApiKey(db, config.STEPWISE_API_KEY);
+  if (!r.ok) {
+    log.fatal({ reason: r.reason }, 'STEPWISE_API_KEY refused');
+    log.flush();
+    process.stderr.write(`stepwise-mcp-server: STEPWISE_API_KEY was refused (${r.reason}); create a key with \`stepwise keys create\`.\n`);
+    process.exit(1);
+  }
+  return { principal: r.principal, source: 'api_key' };
+}
+
 if (transport === 'stdio') {
+  const { principal, source } = await stdioPrincipal();
   await startStdio(deps, principal, () => void shutdown('stdio closed'));
   process.stdin.on('end', () => void shutdown('stdin ended'));
-  log.info({ tenantId: principal.tenantId, principalId: principal.principalId }, 'mcp server ready on stdio');
+  const who = { tenantId: principal.tenantId, principalId: principal.principalId, scopes: [...principal.scopes], principalSource: source };
+  if (source === 'default') log.warn(who, 'running as the default local principal: set STEPWISE_API_KEY or STEPWISE_PRINCIPAL to choose');
+  log.info(who, 'mcp server ready on stdio');
 } else {
+  const jwt = jwtSettings(config);
+  if (config.STEPWISE_AUTH === 'none') {
+    log.warn(
+      { tenantId: localPrincipal.tenantId, principalId: localPrincipal.principalId, scopes: [...localPrincipal.scopes] },
+      'AUTHENTICATION IS OFF (STEPWISE_AUTH=none): every caller that reaches this port acts as the local principal',
+    );
+  }
   httpServer = await startHttp(deps, {
     host: config.STEPWISE_HTTP_HOST,
     port: config.STEPWISE_HTTP_PORT,
     allowedHosts: config.STEPWISE_ALLOWED_HOSTS,
     bodyLimitBytes: config.STEPWISE_HTTP_BODY_LIMIT_BYTES,
-    principal,
+    auth: {
+      mode: config.STEPWISE_AUTH,
+      localPrincipal,
+      verifier: new StepwiseTokenVerifier(db, jwt ? createJwtVerifier(jwt) : undefined),
+      jwtIssuer: jwt?.issuer,
+      publicUrl: config.STEPWISE_PUBLIC_URL,
+    },
     readiness: () => checkReadiness(sql, redis),
     log,
   });
   const addr = httpServer.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.STEPWISE_HTTP_PORT;
-  log.info({ url: `http://${config.STEPWISE_HTTP_HOST}:${port}/mcp` }, 'mcp server listening');
+  const url = `${config.STEPWISE_PUBLIC_URL?.replace(/\/+$/, '') ?? `http://${config.STEPWISE_HTTP_HOST}:${port}`}/mcp`;
+  log.info({ url, auth: config.STEPWISE_AUTH, jwt: jwt ? { issuer: jwt.issuer, audience: jwt.audience } : null }, 'mcp server listening');
+  // Quick start: a loopback server with no keys at all mints one and shows it once. Anywhere
+  // else a key printed to stdout would end up in shipped logs; operators use the CLI there.
+  if (config.STEPWISE_AUTH === 'api_key' && isLoopbackHost(config.STEPWISE_HTTP_HOST)) {
+    const notice = await firstKeyNotice(db, config.STEPWISE_TENANT, url);
+    if (notice) {
+      await new Promise<void>((resolve) => log.flush(() => resolve()));
+      process.stdout.write(`${notice}\n`);
+      log.info({ tenantId: config.STEPWISE_TENANT }, 'first api key created and printed');
+    }
+  }
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -10,8 +10,18 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { JobRegistry, JobService, Logger, Principal } from '@stepwise/shared';
-import { InvalidInputError, JobIdSchema, newRequestId, toJobView, toStepView, ToolErrorSchema } from '@stepwise/shared';
+import type { AuditRecord, AuditSink, CallMeta, JobRegistry, JobService, Logger, Principal } from '@stepwise/shared';
+import {
+  auditArgs,
+  canonicalJson,
+  InvalidInputError,
+  JobIdSchema,
+  newRequestId,
+  sha256Hex,
+  toJobView,
+  toStepView,
+  ToolErrorSchema,
+} from '@stepwise/shared';
 import { TOOLS } from './tools/index.js';
 import type { ToolContext } from './tools/index.js';
 import { toToolError } from './to-tool-result.js';
@@ -28,6 +38,45 @@ export interface McpServerDeps {
   service: JobService;
   registry: JobRegistry;
   log: Logger;
+  /** Where tool calls without their own transactional audit row are recorded (reads, errors, denials). */
+  audit: AuditSink;
+}
+
+/**
+ * The audit record of one call that did not write its own row (DESIGN §8): reads, and every
+ * error or denial. Secrets are redacted (plus the paths a job type declares for start_job).
+ */
+function auditRecordOf(
+  deps: McpServerDeps,
+  principal: Principal,
+  meta: CallMeta,
+  action: string,
+  args: unknown,
+  failure: { code: string; category: string } | undefined,
+): AuditRecord {
+  const a = (args !== null && typeof args === 'object' && !Array.isArray(args) ? args : {}) as Record<string, unknown>;
+  const jobId = JobIdSchema.safeParse(a.jobId);
+  const type = action === 'start_job' && typeof a.type === 'string' && deps.registry.has(a.type) ? deps.registry.get(a.type) : undefined;
+  let digest: string | undefined;
+  try {
+    digest = sha256Hex(canonicalJson(args ?? null));
+  } catch {
+    digest = undefined; // not JSON-shaped (cannot come off the wire); the redacted args still tell
+  }
+  return {
+    tenantId: principal.tenantId,
+    principalId: principal.principalId,
+    clientName: meta.clientName,
+    clientVersion: meta.clientVersion,
+    action,
+    targetJobId: jobId.success ? jobId.data : undefined,
+    argsDigest: digest,
+    argsRedacted: auditArgs(args ?? null, type ? type.redact.map((p) => `input.${p}`) : []),
+    outcome: !failure ? 'success' : failure.category === 'forbidden' || failure.category === 'unauthorized' ? 'denied' : 'error',
+    errorCode: failure?.code,
+    requestId: meta.requestId,
+    traceId: meta.traceId,
+  };
 }
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -67,11 +116,26 @@ export function createMcpServer(deps: McpServerDeps, principal: Principal): Serv
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
 
+  /** Records a call unless the service already audited it in its own transaction; never throws. */
+  const record = async (meta: CallMeta, action: string, args: unknown, failure?: { code: string; category: string }): Promise<void> => {
+    if (meta.audited) return;
+    try {
+      await deps.audit.append(auditRecordOf(deps, principal, meta, action, args, failure));
+    } catch (e: unknown) {
+      // Only after shutdown began; the log keeps the event the table could not take.
+      deps.log.error({ err: e, requestId: meta.requestId, action, outcome: failure ? failure.code : 'success' }, 'audit event not recorded');
+    }
+  };
+
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const requestId = newRequestId();
     const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list.`);
     const client = server.getClientVersion();
+    if (!tool) {
+      const meta = { requestId, clientName: client?.name, clientVersion: client?.version };
+      await record(meta, 'unknown_tool', { name: request.params.name }, { code: 'unknown_tool', category: 'invalid_input' });
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list.`);
+    }
     const log = deps.log.child({ requestId, tool: tool.name, tenantId: principal.tenantId, principalId: principal.principalId });
     const progressToken = request.params._meta?.progressToken;
     const ctx: ToolContext = {
@@ -94,12 +158,14 @@ export function createMcpServer(deps: McpServerDeps, principal: Principal): Serv
       if (!parsed.success) throw InvalidInputError.fromZod(`arguments to ${tool.name}`, parsed.error.issues);
       const result = await tool.handler(parsed.data, ctx);
       log.info({ ms: Date.now() - started }, 'tool call succeeded');
+      await record(ctx.meta, tool.name, request.params.arguments ?? {});
       return result;
     } catch (e: unknown) {
       const result = toToolError(e, requestId);
       const payload = result.structuredContent as { category: string; code: string };
       const level = payload.category === 'internal' ? 'error' : 'info';
       log[level]({ err: e, ms: Date.now() - started, code: payload.code, category: payload.category }, 'tool call failed');
+      await record(ctx.meta, tool.name, request.params.arguments ?? {}, payload);
       return result;
     }
   });
@@ -120,14 +186,22 @@ export function createMcpServer(deps: McpServerDeps, principal: Principal): Serv
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const m = /^job:\/\/(.+)$/.exec(request.params.uri);
     const id = JobIdSchema.safeParse(m?.[1]);
-    if (!id.success) throw new McpError(ErrorCode.InvalidParams, `Not a job resource: ${request.params.uri}`);
+    const client = server.getClientVersion();
+    const meta: CallMeta = { requestId: newRequestId(), clientName: client?.name, clientVersion: client?.version };
+    const args = { uri: request.params.uri, ...(id.success ? { jobId: id.data } : {}) };
+    if (!id.success) {
+      await record(meta, 'read_resource', args, { code: 'invalid_input', category: 'invalid_input' });
+      throw new McpError(ErrorCode.InvalidParams, `Not a job resource: ${request.params.uri}`);
+    }
     try {
       const job = await deps.service.get(principal, id.data);
       const steps = await deps.service.steps(principal, id.data);
       const body = { ...toJobView(job), input: job.input, steps: steps.map((s) => toStepView(s, true)) };
+      await record(meta, 'read_resource', args);
       return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: JSON.stringify(body, null, 2) }] };
     } catch (e: unknown) {
-      const info = toToolError(e, 'resource').structuredContent as { message: string; category: string };
+      const info = toToolError(e, 'resource').structuredContent as { message: string; category: string; code: string };
+      await record(meta, 'read_resource', args, info);
       // -32002 is MCP's "resource not found".
       throw new McpError(info.category === 'not_found' ? -32002 : ErrorCode.InternalError, info.message);
     }

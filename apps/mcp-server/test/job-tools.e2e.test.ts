@@ -20,7 +20,7 @@ describe.each(TRANSPORTS)('job tools over %s', (transport) => {
 
   it('lists the job tools with output schemas, annotations and each job type\'s input schema', async () => {
     const { tools } = await stack.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['cancel_job', 'get_job_status', 'list_job_types', 'list_jobs', 'respond_to_job', 'start_job']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['cancel_job', 'get_job_history', 'get_job_status', 'list_job_types', 'list_jobs', 'respond_to_job', 'retry_job', 'start_job']);
     for (const t of tools) {
       expect(t.outputSchema?.type).toBe('object');
       expect(t.annotations).toBeDefined();
@@ -29,7 +29,7 @@ describe.each(TRANSPORTS)('job tools over %s', (transport) => {
     const start = tools.find((t) => t.name === 'start_job')!;
     const input = (start.inputSchema.properties as Record<string, { anyOf?: { title: string; properties?: Record<string, unknown> }[] }>).input!;
     const titles = input.anyOf!.map((s) => s.title);
-    expect(titles).toEqual(expect.arrayContaining(['demo.steps', 'files.index']));
+    expect(titles).toEqual(expect.arrayContaining(['demo.steps', 'files.index', 'http.request']));
     expect(input.anyOf!.find((s) => s.title === 'demo.steps')!.properties).toHaveProperty('steps');
     expect(tools.find((t) => t.name === 'get_job_status')!.annotations!.readOnlyHint).toBe(true);
     expect(tools.find((t) => t.name === 'start_job')!.annotations!.idempotentHint).toBe(true);
@@ -76,6 +76,8 @@ describe.each(TRANSPORTS)('job tools over %s', (transport) => {
     const again = sc(await stack.call('start_job', { type: 'demo.steps', input: { steps: 1 }, idempotencyKey: key }));
     expect(again.jobId).toBe(first.jobId);
     expect(again.deduplicated).toBe(true);
+    // Let the worker finish the first job, so its own step and event rows do not land mid-count.
+    await stack.call('get_job_status', { jobId: first.jobId, waitSeconds: 20 });
 
     const before = await stack.counts();
     const conflict = await stack.call('start_job', { type: 'demo.steps', input: { steps: 2 }, idempotencyKey: key });
@@ -190,7 +192,7 @@ describe.each(TRANSPORTS)('job tools over %s', (transport) => {
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort().reverse()).toEqual(ids);
     const types = sc(await stack.call('list_job_types', {}));
-    expect(types.types.map((t: { name: string }) => t.name)).toEqual(['demo.steps', 'files.index']);
+    expect(types.types.map((t: { name: string }) => t.name)).toEqual(['demo.steps', 'files.index', 'http.request', 'mcp.chain']);
   });
 
   describe('bad input gets invalid_input and writes nothing', () => {

@@ -116,7 +116,7 @@ describe('worker config', () => {
       STEPWISE_SHUTDOWN_GRACE_MS: '600000',
       STEPWISE_WORKER_HEALTH_PORT: '65535',
       STEPWISE_LEASE_MS: '1000',
-      STEPWISE_DB_POOL: '1',
+      STEPWISE_DB_POOL: '2',
     });
     expect(r.success).toBe(true);
     expect(r.data?.STEPWISE_WORKER_CONCURRENCY).toBe(256);

@@ -15,8 +15,8 @@ import {
   runMigrations,
 } from '@stepwise/shared';
 import type { DispatchData } from '@stepwise/shared';
-import { builtinRegistry } from '@stepwise/jobs';
-import { loadWorkerConfig } from './config.js';
+import { builtinRegistry, DownstreamRegistry, mergeDownstreamConfigs } from '@stepwise/jobs';
+import { loadWorkerConfig, readSecretEnv } from './config.js';
 import { StepRunner } from './step-runner.js';
 import { JobProcessor } from './job-processor.js';
 import { startHealthServer } from './health-server.js';
@@ -34,7 +34,12 @@ const { db, sql, close: closeDb } = createDb(config.DATABASE_URL, { max: config.
 const pub = createRedis(config.REDIS_URL, { name: 'stepwise-worker-pub' });
 const sub = createRedis(config.REDIS_URL, { blocking: true, name: 'stepwise-worker-sub' });
 const bus = new JobUpdateBus(pub, sub, config.STEPWISE_QUEUE_PREFIX);
-const registry = builtinRegistry();
+// mcp.chain's downstream MCP servers: one pooled client each, opened on first use.
+const downstream = new DownstreamRegistry(mergeDownstreamConfigs(config.STEPWISE_MCP_SERVERS_FILE, config.STEPWISE_MCP_SERVERS), {
+  readEnv: readSecretEnv,
+  log,
+});
+const registry = builtinRegistry({ downstream });
 const crashHook = crashHookFromEnv(config.STEPWISE_TEST_CRASH_AT);
 const runner = new StepRunner({
   db,
@@ -45,6 +50,7 @@ const runner = new StepRunner({
   leaseMs: config.STEPWISE_LEASE_MS,
   log,
   isDraining: () => draining,
+  approvalTtlMs: config.STEPWISE_APPROVAL_TTL_MS,
   ...(crashHook ? { crashHook } : {}),
 });
 const processor = new JobProcessor(db, runner, workerId, config.STEPWISE_LEASE_MS, log);
@@ -78,6 +84,7 @@ const sweeper = new Sweeper(
     retentionMs: config.STEPWISE_RETENTION_MS,
     checkpointRetentionMs: config.STEPWISE_CHECKPOINT_RETENTION_MS,
     batch: 500,
+    waitExpiredTo: config.STEPWISE_APPROVAL_EXPIRED_STATUS,
   },
   log,
 );
@@ -99,7 +106,7 @@ async function shutdown(signal: string): Promise<void> {
   await Promise.all([worker.close(), sweeper.stop()]);
   clearTimeout(grace);
   health?.close();
-  await Promise.allSettled([pub.quit(), sub.quit()]);
+  await Promise.allSettled([pub.quit(), sub.quit(), downstream.close()]);
   await closeDb();
   log.info('worker stopped');
   log.flush();

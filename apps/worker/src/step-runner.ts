@@ -1,4 +1,5 @@
 import type {
+  ApprovalRequest,
   BlobStore,
   ClaimedJob,
   Db,
@@ -26,11 +27,13 @@ import {
   StepTimeoutError,
   StepwiseError,
   UnknownJobTypeError,
+  WaitRequestedError,
 } from '@stepwise/shared';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { LeaseKeeper } from './lease.js';
 import { StepOutputStore } from './step-output-store.js';
 import { WorkerShutdown } from './worker-shutdown.js';
+import { ApprovalNeeded } from './approval-needed.js';
 
 export interface StepRunnerDeps {
   db: Db;
@@ -40,6 +43,8 @@ export interface StepRunnerDeps {
   workerId: WorkerId;
   leaseMs: number;
   log: Logger;
+  /** How long an approval request waits when the job type does not say (ms). */
+  approvalTtlMs: number;
   /** True once the worker is shutting down: no new step starts; the job is handed back at the boundary. */
   isDraining?: () => boolean;
   /** Test-only crash points; inert unless STEPWISE_TEST_CRASH_AT is set (see crash-hook.ts). */
@@ -79,6 +84,10 @@ export class StepRunner {
       log,
     );
     lease.start();
+    // The job's deadline bounds everything, the running step included.
+    const deadline = job.deadlineAt
+      ? setTimeout(() => controller.abort(deadlineError(job.deadlineAction ?? 'fail')), Math.max(0, job.deadlineAt.getTime() - Date.now()))
+      : undefined;
     try {
       return await this.#run(claimed, controller, writer, log);
     } catch (e: unknown) {
@@ -89,6 +98,7 @@ export class StepRunner {
       throw e;
     } finally {
       lease.stop();
+      clearTimeout(deadline);
     }
   }
 
@@ -143,6 +153,7 @@ export class StepRunner {
         tenantId: job.tenantId,
         step: def.name,
         attempt,
+        attemptGroup: job.attemptGroup,
         input,
         outputs,
         signal,
@@ -154,6 +165,10 @@ export class StepRunner {
           if (!throttle.shouldFlush(Date.now(), done, total)) return;
           const share = total && total > 0 ? Math.min(1, done / total) : 0;
           void writer.progress({ done, total, message: message ?? null }, (i + share) / steps.length);
+        },
+        requestApproval: async (request) => {
+          if (record?.approval?.decision === 'approved') return;
+          throw new ApprovalNeeded(request);
         },
         saveCursor: async (state) => {
           await writeIntent();
@@ -177,12 +192,26 @@ export class StepRunner {
             }),
           };
         }
-        const r = await def.reconcile(ctx);
+        let r;
+        try {
+          r = await def.reconcile(ctx);
+        } catch (e: unknown) {
+          // Could not find out: treat like a failed attempt (a retry asks again; never a blind replay).
+          if (controller.signal.aborted) return this.#stopped(controller.signal.reason, job, type, input, outputs, writer, log);
+          return this.#failed(classifyError(e), identity, new Date(), def, writer, stepLog, job, type, input, outputs, log);
+        }
         if (r.done) {
           const outcome = await this.#checkpoint(def, identity, r.output, new Date(), i, steps, job, type, input, outputs, writer);
           if (outcome) return outcome;
           continue;
         }
+      }
+
+      // A step that needs a person's approval waits for it before anything runs; a recorded
+      // approval (persisted on the step) is never asked for again, across restarts.
+      if (def.approval === 'required' && record?.approval?.decision !== 'approved') {
+        const request = def.describeApproval ? def.describeApproval(ctx) : { action: `run step "${def.name}" of ${job.type}`, parameters: {}, impact: 'not described by the job type' };
+        return this.#awaitApproval(request, identity, type, writer, stepLog);
       }
 
       const startedAt = new Date();
@@ -201,6 +230,7 @@ export class StepRunner {
         this.deps.crashHook?.('after-call', def.name);
       } catch (e: unknown) {
         if (controller.signal.aborted) return this.#stopped(controller.signal.reason, job, type, input, outputs, writer, log);
+        if (e instanceof ApprovalNeeded) return this.#awaitApproval(e.request, identity, type, writer, stepLog);
         const error = stepController.signal.aborted ? classifyError(stepController.signal.reason) : classifyError(e);
         return this.#failed(error, identity, startedAt, def, writer, stepLog, job, type, input, outputs, log);
       } finally {
@@ -281,10 +311,25 @@ export class StepRunner {
     log: Logger,
   ): Promise<RunOutcome> {
     const info: ErrorInfo = error.toInfo();
+    const step = { kind: 'failed' as const, step: identity, error: info, startedAt };
+    // The step asked for a person (e.g. a downstream tool changed): wait with its reason, never retry.
+    if (error instanceof WaitRequestedError) {
+      stepLog.warn({ err: error, code: info.code, waitingReason: error.reason }, 'step asked to wait');
+      return {
+        kind: 'finished',
+        job: await writer.finish({
+          to: 'waiting',
+          reason: error.reason,
+          waitingReason: error.reason,
+          waitingDetails: { step: def.name, message: error.message, ...error.details },
+          error: info,
+          step,
+        }),
+      };
+    }
     const policy = mergeRetryPolicy(type.retry, def.retry);
     const decision = decideRetry(info, identity.attempt, policy);
     stepLog.warn({ err: error, code: info.code, category: info.category, decision: decision.kind }, 'step failed');
-    const step = { kind: 'failed' as const, step: identity, error: info, startedAt };
     switch (decision.kind) {
       case 'retry': {
         const nextRunAt = new Date(Date.now() + decision.delayMs);
@@ -301,13 +346,37 @@ export class StepRunner {
       case 'wait':
         return {
           kind: 'finished',
-          job: await writer.finish({ to: 'waiting', reason: decision.reason, waitingReason: decision.reason, error: info, step }),
+          job: await writer.finish({
+            to: 'waiting',
+            reason: decision.reason,
+            waitingReason: decision.reason,
+            error: info,
+            step,
+            // When someone resumes it, the step's next run is its next attempt.
+            nextAttempt: identity.attempt + 1,
+          }),
         };
       case 'fail':
         return { kind: 'finished', job: await writer.finish({ to: 'failed', reason: info.code, error: info, step }) };
       case 'cancel':
         return this.#stopped(new CancelledError(info.message), job, type, input, outputs, writer, log);
     }
+  }
+
+  async #awaitApproval(request: ApprovalRequest, identity: StepIdentity, type: JobType, writer: CheckpointWriter, log: Logger): Promise<RunOutcome> {
+    const ttl = type.approvalTtlMs ?? this.deps.approvalTtlMs;
+    log.info({ action: request.action }, 'step waits for approval');
+    return {
+      kind: 'finished',
+      job: await writer.finish({
+        to: 'waiting',
+        reason: 'needs_approval',
+        waitingReason: 'needs_approval',
+        waitingDetails: { step: identity.name, ...request },
+        waitingExpiresAt: new Date(Date.now() + ttl),
+        step: { kind: 'awaiting', step: identity },
+      }),
+    };
   }
 
   /** The run was interrupted by its signal or a cancel request: decide why and end accordingly. */
@@ -323,6 +392,11 @@ export class StepRunner {
     if (reason instanceof LeaseLostError) {
       log.warn({ err: reason }, 'lease lost; stopped without further writes');
       return { kind: 'lease_lost' };
+    }
+    if (reason instanceof StepwiseError && reason.code === 'deadline_exceeded') {
+      const to = reason.details?.action === 'cancel' ? 'cancelled' : 'failed';
+      log.warn({ to }, 'job deadline passed');
+      return { kind: 'finished', job: await writer.finish({ to, reason: 'deadline_exceeded', error: reason.toInfo() }) };
     }
     if (reason instanceof WorkerShutdown) {
       await releaseLease(this.deps.db, { jobId: job.id, fence: job.leaseFence });
@@ -346,4 +420,12 @@ export class StepRunner {
     log.info('job cancelled');
     return { kind: 'finished', job: finished };
   }
+}
+
+/** The error a job's deadline ends it with; `details.action` says whether it fails or is cancelled. */
+export function deadlineError(action: 'fail' | 'cancel'): StepwiseError {
+  return new StepwiseError('deadline_exceeded', 'timeout', 'The job ran past its deadline and was stopped.', {
+    retryable: false,
+    details: { action },
+  });
 }

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Db, DbHandle, DispatchData, Logger } from '@stepwise/shared';
-import { enqueueJob, expireJobs, findDispatchCandidates, purgeCheckpoints, purgeJobs, StepwiseError } from '@stepwise/shared';
+import { endOverdueJobs, enqueueJob, expireJobs, findDispatchCandidates, purgeCheckpoints, purgeJobs, StepwiseError } from '@stepwise/shared';
+import { deadlineError } from './step-runner.js';
 
 // Any constant shared by all workers; distinct from the migration lock.
 const SWEEPER_LOCK_ID = 0x5757_0002;
@@ -17,11 +18,14 @@ export interface SweeperOptions {
   /** Checkpoints of finished jobs are deleted after this long. */
   checkpointRetentionMs: number;
   batch: number;
+  /** What an approval nobody answered in time ends as (default cancelled). */
+  waitExpiredTo?: 'cancelled' | 'failed';
 }
 
 export interface SweepReport {
   redispatched: number;
   expired: number;
+  overdue: number;
   checkpointsPurged: number;
   jobsPurged: number;
 }
@@ -92,8 +96,14 @@ export class Sweeper {
       }).toInfo(),
       this.options.batch,
     );
+    const overdue = await endOverdueJobs(this.db, {
+      waitExpiredTo: this.options.waitExpiredTo ?? 'cancelled',
+      waitError: new StepwiseError('approval_expired', 'cancelled', 'Nobody answered the approval request in time.', { retryable: false }).toInfo(),
+      deadlineError: deadlineError('fail').toInfo(),
+      limit: this.options.batch,
+    });
     const checkpointsPurged = await purgeCheckpoints(this.db, new Date(now - this.options.checkpointRetentionMs), this.options.batch * 10);
     const jobsPurged = await purgeJobs(this.db, new Date(now - this.options.retentionMs), this.options.batch);
-    return { redispatched, expired: expired.length, checkpointsPurged, jobsPurged };
+    return { redispatched, expired: expired.length, overdue: overdue.length, checkpointsPurged, jobsPurged };
   }
 }

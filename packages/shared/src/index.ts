@@ -12,12 +12,13 @@ export {
   STEP_EFFECTS,
   StepEffectSchema,
 } from './job/status.js';
-export { TRANSITIONS, canTransition, assertTransition, sourcesOf } from './job/transitions.js';
-export type { Job, JobProgress, PlannedStep, StepRecord } from './job/job.js';
+export { TRANSITIONS, canTransition, assertTransition, sourcesOf, REOPENABLE, canReopen } from './job/transitions.js';
+export type { Job, JobProgress, PlannedStep, StepRecord, StepApproval, ApprovalRequest } from './job/job.js';
 export type { RetryPolicy, RetryPolicyInput, RetryDecision } from './job/retry-policy.js';
 export { RetryPolicySchema, DEFAULT_RETRY_POLICY, mergeRetryPolicy, backoffDelayMs, decideRetry } from './job/retry-policy.js';
 export type { StepContext, StepDefinition, JobTypeDefinition, JobType, ReconcileResult, ValidateContext } from './job/define-job.js';
 export { defineJob } from './job/define-job.js';
+export { enrichInput } from './job/enrich-input.js';
 export { JobRegistry } from './job/job-registry.js';
 
 export type { ErrorCategory } from './errors/error-category.js';
@@ -35,6 +36,7 @@ export { TransientError, ServiceUnavailableError } from './errors/transient-erro
 export { RateLimitedError } from './errors/rate-limited-error.js';
 export { StepTimeoutError } from './errors/step-timeout-error.js';
 export { CancelledError } from './errors/cancelled-error.js';
+export { WaitRequestedError } from './errors/wait-requested-error.js';
 export { UnauthorizedError, ForbiddenError } from './errors/access-errors.js';
 export { ConflictError } from './errors/conflict-error.js';
 export { InternalError } from './errors/internal-error.js';
@@ -56,7 +58,12 @@ export * as schema from './db/schema.js';
 export type { NewJob, CreateJobResult } from './db/ops/create-job.js';
 export { createJob, DEFAULT_JOB_TTL_MS } from './db/ops/create-job.js';
 export type { AuditRecord, AuditOutcome } from './db/ops/append-audit.js';
-export { appendAudit } from './db/ops/append-audit.js';
+export { appendAudit, appendAuditBatch } from './db/ops/append-audit.js';
+export { AUDIT_ARGS_MAX_BYTES, auditArgs, REDACTED, redact } from './audit/redact.js';
+export type { AuditBufferOptions, AuditSink } from './audit/audit-buffer.js';
+export { AuditBuffer } from './audit/audit-buffer.js';
+export type { AuditEntry, AuditQuery } from './db/ops/query-audit.js';
+export { queryAudit } from './db/ops/query-audit.js';
 export type { ClaimedJob } from './db/ops/claim-job.js';
 export { claimJob } from './db/ops/claim-job.js';
 export type { Fence, FencedAck, StepIdentity, ProgressValue, Checkpoint } from './db/ops/fenced-writes.js';
@@ -93,12 +100,36 @@ export { toJobView, toStepView, summarizeJob, pollAfterMs } from './tools/job-vi
 
 export type { Principal, Scope } from './auth/principal.js';
 export { SCOPES, ScopeSchema, hasScope } from './auth/principal.js';
-export type { CallMeta, JobServiceOptions, OnUpdate } from './service/job-service.js';
+export type { CallMeta, JobServiceOptions, OnUpdate, StartQuota } from './service/job-service.js';
 export { JobService } from './service/job-service.js';
 export { checkJsonLimits } from './service/json-limits.js';
 export type { WaitDecision, RespondArgs } from './db/ops/respond-to-job.js';
 export { respondToJob } from './db/ops/respond-to-job.js';
 export type { DispatchCandidate } from './db/ops/sweep-ops.js';
-export { findDispatchCandidates, expireJobs, purgeCheckpoints, purgeJobs } from './db/ops/sweep-ops.js';
+export { findDispatchCandidates, expireJobs, endOverdueJobs, purgeCheckpoints, purgeJobs } from './db/ops/sweep-ops.js';
 export type { CrashHook } from './crash-hook.js';
 export { crashHookFromEnv } from './crash-hook.js';
+export { reopenFailedJob } from './db/ops/reopen-failed-job.js';
+export type { ApiKeyId } from './auth/auth-ids.js';
+export { ApiKeyIdSchema, newApiKeyId, newPrincipalId } from './auth/auth-ids.js';
+export type { GeneratedApiKey } from './auth/api-key.js';
+export {
+  generateApiKey,
+  parseApiKey,
+  looksLikeApiKey,
+  hashApiKeySecret,
+  verifyApiKeySecret,
+  API_KEY_PREFIX_PATTERN,
+} from './auth/api-key.js';
+export type { PrincipalRecord, ApiKeyRecord } from './auth/principal-record.js';
+export { PrincipalNameSchema, effectiveScopes, knownScopes } from './auth/principal-record.js';
+export type { NewPrincipal } from './db/ops/create-principal.js';
+export { createPrincipal } from './db/ops/create-principal.js';
+export type { NewApiKey, CreatedApiKey } from './db/ops/create-api-key.js';
+export { createApiKey } from './db/ops/create-api-key.js';
+export { revokeApiKey } from './db/ops/revoke-api-key.js';
+export type { ApiKeyAuthResult, ApiKeyRefusal } from './db/ops/authenticate-api-key.js';
+export { authenticateApiKey, LAST_USED_RESOLUTION_S } from './db/ops/authenticate-api-key.js';
+export type { ApiKeyListing } from './db/ops/list-api-keys.js';
+export { listApiKeys } from './db/ops/list-api-keys.js';
+export { createFirstApiKey } from './db/ops/create-first-api-key.js';

@@ -11,11 +11,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createTestDatabase, uniquePrefix } from '@stepwise/shared/testing';
 import type { TestDatabase } from '@stepwise/shared/testing';
+import { mintApiKey } from './api-keys.js';
 
 // src/ and dist/ both sit two levels below the repository root.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const SERVER_MAIN = join(ROOT, 'apps/mcp-server/dist/main.js');
 export const WORKER_MAIN = join(ROOT, 'apps/worker/dist/main.js');
+export const CLI_MAIN = join(ROOT, 'apps/cli/dist/main.js');
 
 export type TransportKind = 'stdio' | 'http';
 
@@ -97,11 +99,16 @@ export interface Stack {
   env: NodeJS.ProcessEnv;
   client: Client;
   transport: TransportKind;
+  /** A key of the principal `e2e` in tenant `local` (all job scopes); the HTTP client sends it. */
+  apiKey: string;
   workers: Proc[];
   server: Proc | undefined;
   startWorker(extra?: NodeJS.ProcessEnv): Promise<Proc>;
   call(name: string, args: Record<string, unknown>, onprogress?: (p: { progress: number; total?: number | undefined; message?: string | undefined }) => void): Promise<CallToolResult>;
-  /** Row counts of every job table, to prove a rejected call wrote nothing. */
+  /**
+   * Row counts of every job table, to prove a rejected call wrote nothing. Not audit_events:
+   * every call, refused ones included, writes an audit row by design (DESIGN §8).
+   */
   counts(): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
@@ -112,6 +119,9 @@ export interface Stack {
  */
 export async function startStack(transport: TransportKind, options: { workers?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Stack> {
   const db = await createTestDatabase(`e2e${transport}`);
+  // Minted before any server starts, so no server mints (and prints) a first-start key.
+  const apiKey = (await mintApiKey(db)).token;
+  defaultToken = apiKey;
   const prefix = uniquePrefix(`e2e-${transport}`);
   const dataDir = await mkdtemp(join(tmpdir(), 'stepwise-e2e-'));
   const env: NodeJS.ProcessEnv = {
@@ -140,7 +150,7 @@ export async function startStack(transport: TransportKind, options: { workers?: 
   } else {
     server = spawnNode(SERVER_MAIN, ['--http'], { ...env, STEPWISE_HTTP_PORT: '0' });
     const ready = await server.waitFor((l) => l.msg === 'mcp server listening');
-    await client.connect(new StreamableHTTPClientTransport(new URL(String(ready.url))));
+    await client.connect(new StreamableHTTPClientTransport(new URL(String(ready.url)), bearer(apiKey)));
   }
 
   return {
@@ -149,6 +159,7 @@ export async function startStack(transport: TransportKind, options: { workers?: 
     env,
     client,
     transport,
+    apiKey,
     workers,
     server,
     startWorker,
@@ -162,8 +173,7 @@ export async function startStack(transport: TransportKind, options: { workers?: 
       const rows = await db.sql<{ t: string; n: string }[]>`
         select 'jobs' as t, count(*)::text as n from jobs
         union all select 'job_steps', count(*)::text from job_steps
-        union all select 'job_events', count(*)::text from job_events
-        union all select 'audit_events', count(*)::text from audit_events`;
+        union all select 'job_events', count(*)::text from job_events`;
       return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]));
     },
     async close() {
@@ -175,10 +185,22 @@ export async function startStack(transport: TransportKind, options: { workers?: 
   };
 }
 
-/** An SDK client connected over Streamable HTTP. */
-export async function connectHttpClient(url: string, name = 'stepwise-test'): Promise<Client> {
+// The key of the stack this test file started last: what connectHttpClient sends by default,
+// so a test that spawns its own HTTP server against the stack's database just connects.
+let defaultToken: string | undefined;
+
+/** Transport options that send `Authorization: Bearer <token>` on every request. */
+export function bearer(token: string): { requestInit: RequestInit } {
+  return { requestInit: { headers: { Authorization: `Bearer ${token}` } } };
+}
+
+/**
+ * An SDK client connected over Streamable HTTP, authenticated with `token` (default: the API key
+ * of the stack started last in this process; pass null to send no credential).
+ */
+export async function connectHttpClient(url: string, name = 'stepwise-test', token: string | null = defaultToken ?? null): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), token === null ? {} : bearer(token)));
   return client;
 }
 

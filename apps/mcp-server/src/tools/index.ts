@@ -5,7 +5,9 @@ import { cancelJobTool } from './cancel-job.js';
 import { listJobsTool } from './list-jobs.js';
 import { listJobTypesTool } from './list-job-types.js';
 import { respondToJobTool } from './respond-to-job.js';
+import { retryJobTool } from './retry-job.js';
+import { getJobHistoryTool } from './get-job-history.js';
 
 export type { ToolContext, ToolDefinition } from './tool.js';
 
-export const TOOLS: readonly ToolDefinition[] = [startJobTool, getJobStatusTool, cancelJobTool, listJobsTool, listJobTypesTool, respondToJobTool];
+export const TOOLS: readonly ToolDefinition[] = [startJobTool, getJobStatusTool, cancelJobTool, listJobsTool, listJobTypesTool, respondToJobTool, retryJobTool, getJobHistoryTool];

@@ -14,11 +14,26 @@ export const DemoStepsInputSchema = z.object({
     .min(1)
     .optional()
     .describe('Throw only on the first N attempts of that step (default: every attempt).'),
+  failInGroups: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Throw only while the attempt group is at most N (retry_job starts a new group).'),
+  retryAfterMs: z.number().int().min(0).optional().describe('Attach this retryAfterMs to the thrown error.'),
   effect: z.enum(STEP_EFFECTS).default('none').describe('The effect each step declares.'),
   effectUrl: z
     .url({ protocol: /^https?$/ })
     .optional()
     .describe('If set, each step POSTs to this URL with an Idempotency-Key header: a real external side effect.'),
+  approveAt: z.number().int().min(1).optional().describe('1-based step number that needs a person\'s approval before it runs.'),
+  requestApprovalAt: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('1-based step number that asks for approval from inside the step (ctx.requestApproval), after its work.'),
+  timeoutMs: z.number().int().min(1).optional().describe('Per-step timeout in ms (a step slower than this fails with category timeout).'),
   reconcile: z
     .boolean()
     .default(false)
@@ -86,11 +101,31 @@ export const demoSteps = defineJob({
       return {
         name: stepName(i),
         effect: input.effect,
+        ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+        ...(input.approveAt === i
+          ? {
+              approval: 'required' as const,
+              describeApproval: () => ({
+                action: `run demo step ${i} of ${input.steps}`,
+                parameters: { step: i, effect: input.effect, ...(input.effectUrl ? { effectUrl: input.effectUrl } : {}) },
+                impact: input.effectUrl ? `sends one request to ${input.effectUrl}` : 'none: a demo step only sleeps',
+              }),
+            }
+          : {}),
         async run(ctx) {
           ctx.progress(0, 1, `running step ${i}/${input.steps}`);
           await work(input.stepMs, ctx.signal);
-          if (input.failAt === i && (input.failTimes === undefined || ctx.attempt <= input.failTimes)) {
-            throw new StepwiseError(`demo_${input.failWith}`, input.failWith, `Step ${i} failed on purpose (${input.failWith}).`);
+          if (input.requestApprovalAt === i) {
+            await ctx.requestApproval({ action: `finish demo step ${i}`, parameters: { step: i }, impact: 'none: a demo' });
+          }
+          const failing =
+            input.failAt === i &&
+            (input.failTimes === undefined || ctx.attempt <= input.failTimes) &&
+            (input.failInGroups === undefined || ctx.attemptGroup <= input.failInGroups);
+          if (failing) {
+            throw new StepwiseError(`demo_${input.failWith}`, input.failWith, `Step ${i} failed on purpose (${input.failWith}).`, {
+              ...(input.retryAfterMs === undefined ? {} : { retryAfterMs: input.retryAfterMs }),
+            });
           }
           if (input.effectUrl) await performEffect(input.effectUrl, ctx.idempotencyKey, { jobId: ctx.jobId, step: i }, ctx.signal);
           ctx.progress(1, 1, `finished step ${i}/${input.steps}`);

@@ -31,7 +31,8 @@ export const BaseConfigSchema = z.object({
     .min(1000, 'under 1 s a GC pause would lose leases')
     .max(300_000, 'a longer lease delays recovery after a crash by that much')
     .default(10_000),
-  STEPWISE_DB_POOL: z.coerce.number().int().min(1).max(200).default(10),
+  // At least 2: the sweeper holds one connection for its lock while it queries on another.
+  STEPWISE_DB_POOL: z.coerce.number().int().min(2, 'needs 2 or more: the sweeper holds one connection while using another').max(200).default(10),
   /** Test-only: `<point>:<name>` makes the process SIGKILL itself there (crash-matrix tests). */
   STEPWISE_TEST_CRASH_AT: z
     .string()

@@ -1,4 +1,4 @@
-import type { Job, PlannedStep, StepRecord } from '../job/job.js';
+import type { Job, PlannedStep, StepApproval, StepRecord } from '../job/job.js';
 import type { JobStatus, StepEffect, StepStatus } from '../job/status.js';
 import type { ErrorInfo } from '../errors/stepwise-error.js';
 import { unsafeCast } from '../ids.js';
@@ -45,7 +45,10 @@ export function jobFromRow(r: Row): Job {
     cancelRequestedAt: date(r.cancel_requested_at),
     cancelReason: str(r.cancel_reason),
     waitingReason: str(r.waiting_reason),
+    waitingDetails: r.waiting_details ?? null,
     resumeRequestedAt: date(r.resume_requested_at),
+    deadlineAt: date(r.deadline_at),
+    deadlineAction: r.deadline_action === 'cancel' ? 'cancel' : r.deadline_action === 'fail' ? 'fail' : null,
     leaseOwner: r.lease_owner == null ? null : unsafeCast.workerId(String(r.lease_owner)),
     leaseFence: num(r.lease_fence),
     leaseExpiresAt: date(r.lease_expires_at),
@@ -70,6 +73,7 @@ export function stepFromRow(r: Row): StepRecord {
     outputSha256: str(r.output_sha256),
     cursor: r.cursor ?? null,
     error: (r.error ?? null) as ErrorInfo | null,
+    approval: (r.approval ?? null) as StepApproval | null,
     startedAt: date(r.started_at),
     finishedAt: date(r.finished_at),
   };

@@ -67,6 +67,7 @@ export const jobs = pgTable(
     waitingExpiresAt: tstz('waiting_expires_at'),
     // Per-job deadline: past it the job fails or is cancelled (sweeper), whatever it is doing.
     deadlineAt: tstz('deadline_at'),
+    deadlineAction: text('deadline_action'),
 
     leaseOwner: text('lease_owner'),
     leaseFence: integer('lease_fence').notNull().default(0),
@@ -107,6 +108,8 @@ export const jobSteps = pgTable(
     outputSha256: text('output_sha256'),
     cursor: jsonb('cursor'),
     error: jsonb('error'),
+    // A person's decision on this step ({ decision, by, at, note }); approved steps run without asking again.
+    approval: jsonb('approval'),
     leaseFence: integer('lease_fence').notNull(),
     startedAt: tstz('started_at'),
     finishedAt: tstz('finished_at'),

@@ -4,6 +4,7 @@ import type { JobId, TenantId } from '../ids.js';
 import type { StepEffect } from './status.js';
 import type { RetryPolicyInput } from './retry-policy.js';
 import type { BlobStore } from '../blob/blob-store.js';
+import type { ApprovalRequest } from './job.js';
 
 /** What a step receives (DESIGN §2). */
 export interface StepContext<I> {
@@ -13,6 +14,8 @@ export interface StepContext<I> {
   step: string;
   /** 1-based attempt number of this step within its attempt group. */
   attempt: number;
+  /** Starts at 1; retry_job starts a new group (and so new idempotency keys) for re-run steps. */
+  attemptGroup: number;
   input: I;
   /** Checkpointed outputs of the steps that already succeeded, by step name. */
   outputs: Readonly<Record<string, unknown>>;
@@ -29,6 +32,12 @@ export interface StepContext<I> {
   cursor: unknown;
   /** Persist a resume point (fenced). A resumed step sees it as `cursor`. */
   saveCursor(state: unknown): Promise<void>;
+  /**
+   * Ask a person before going further. Returns at once when this step was already approved;
+   * otherwise the job moves to `waiting` (needs_approval) and this step runs again, from the
+   * start, once someone approves. Put no secrets in the request.
+   */
+  requestApproval(request: ApprovalRequest): Promise<void>;
   log: Logger;
   blobs: BlobStore;
 }
@@ -45,7 +54,10 @@ export interface StepDefinition<I, O = unknown> {
   /** Fires the step's signal and fails the attempt with category `timeout`. */
   timeoutMs?: number;
   retry?: RetryPolicyInput;
+  /** `required`: a person approves before the step runs (the job waits with `needs_approval`). */
   approval?: 'required' | 'none';
+  /** What to show the approver; defaults to the step name. */
+  describeApproval?(ctx: StepContext<I>): ApprovalRequest;
   /** For `unsafe` steps: ask the external system whether an interrupted call took effect. */
   reconcile?(ctx: StepContext<I>): Promise<ReconcileResult<O>>;
 }
@@ -61,11 +73,25 @@ export interface JobTypeDefinition<S extends z.ZodType> {
   /** The ordered plan. A function when the steps depend on the input. */
   steps: readonly StepDefinition<z.output<S>>[] | ((input: z.output<S>) => readonly StepDefinition<z.output<S>>[]);
   retry?: RetryPolicyInput;
+  /** The whole job must end within this many ms of its start_job; then `onDeadline` applies. */
+  deadlineMs?: number;
+  onDeadline?: 'fail' | 'cancel';
+  /** How long an approval request waits for an answer before the job is cancelled. */
+  approvalTtlMs?: number;
+  /** Dotted paths inside `input` (`auth.pin`, `rows.*.ssn`) redacted from audit records, beyond the secret-looking keys redacted by default. */
+  redact?: readonly string[];
   /**
    * Extra checks at start_job, after the schema parsed: things a schema cannot know (a downstream
    * server exists, a tool is there). Throw InvalidInputError; nothing is written when it throws.
    */
   validate?(input: z.output<S>, ctx: ValidateContext): Promise<void>;
+  /**
+   * Completes the input at start_job, after `validate`, with facts known only at planning time
+   * (e.g. the annotations of downstream tools), so `steps(input)` stays pure and deterministic.
+   * What it returns is re-parsed by `input` and stored; the idempotency hash still covers the
+   * caller's input. Called once per start_job, never on resume.
+   */
+  enrich?(input: z.output<S>, ctx: ValidateContext): Promise<z.output<S>>;
   /** The job's result from its step outputs; defaults to the last step's output. */
   result?(outputs: Readonly<Record<string, unknown>>, input: z.output<S>): unknown;
   /** Cleanup after cancellation, run by the worker that held the job. */
@@ -85,7 +111,13 @@ export interface JobType {
   input: z.ZodType;
   output: z.ZodType | undefined;
   retry: RetryPolicyInput | undefined;
+  deadlineMs: number | undefined;
+  onDeadline: 'fail' | 'cancel';
+  approvalTtlMs: number | undefined;
+  /** Paths inside `input` redacted from audit records (see JobTypeDefinition.redact). */
+  redact: readonly string[];
   validate: ((input: unknown, ctx: ValidateContext) => Promise<void>) | undefined;
+  enrich: ((input: unknown, ctx: ValidateContext) => Promise<unknown>) | undefined;
   plan(input: unknown): readonly StepDefinition<unknown>[];
   result(outputs: Readonly<Record<string, unknown>>, input: unknown): unknown;
   onCancel: ((ctx: { jobId: JobId; input: unknown; outputs: Readonly<Record<string, unknown>>; log: Logger }) => Promise<void>) | undefined;
@@ -119,7 +151,12 @@ export function defineJob<S extends z.ZodType>(def: JobTypeDefinition<S>): JobTy
     input: def.input,
     output: def.output,
     retry: def.retry,
+    deadlineMs: def.deadlineMs,
+    onDeadline: def.onDeadline ?? 'fail',
+    approvalTtlMs: def.approvalTtlMs,
+    redact: def.redact ?? [],
     validate: def.validate as JobType['validate'],
+    enrich: def.enrich as JobType['enrich'],
     plan,
     result: (outputs, input) => {
       if (def.result) return def.result(outputs, input as z.output<S>);

@@ -40,8 +40,12 @@ export interface Job {
   cancelRequestedAt: Date | null;
   cancelReason: string | null;
   waitingReason: string | null;
+  waitingDetails: unknown;
   /** Set when a decision on a waiting job was recorded; a worker resumes it shortly. */
   resumeRequestedAt: Date | null;
+  /** Past this the job is failed or cancelled (`deadlineAction`), whatever it is doing. */
+  deadlineAt: Date | null;
+  deadlineAction: 'fail' | 'cancel' | null;
   leaseOwner: WorkerId | null;
   leaseFence: number;
   leaseExpiresAt: Date | null;
@@ -65,6 +69,26 @@ export interface StepRecord {
   outputSha256: string | null;
   cursor: unknown;
   error: ErrorInfo | null;
+  /** A person's decision on this step, when it needed one. */
+  approval: StepApproval | null;
   startedAt: Date | null;
   finishedAt: Date | null;
+}
+
+/** A recorded decision on a step that needed approval. */
+export interface StepApproval {
+  decision: 'approved' | 'rejected';
+  by: string;
+  at: string;
+  note: string | null;
+}
+
+/** What a step is about to do, shown to the person asked to approve it (DESIGN §7). */
+export interface ApprovalRequest {
+  /** The action in words: "POST https://api.example.com/orders". */
+  action: string;
+  /** The key parameters a person needs to judge it. Secrets must not be put here. */
+  parameters: Record<string, unknown>;
+  /** The impact in words: "creates an order; cannot be undone automatically". */
+  impact: string;
 }

@@ -1,18 +1,20 @@
 import { describe, it, expect } from 'vitest';
 import { JOB_STATUSES, TERMINAL_STATUSES, isTerminal } from './status.js';
 import type { JobStatus } from './status.js';
-import { TRANSITIONS, assertTransition, canTransition, sourcesOf } from './transitions.js';
+import { TRANSITIONS, assertTransition, canReopen, canTransition, sourcesOf } from './transitions.js';
 import { InvalidTransitionError } from '../errors/invalid-transition-error.js';
 import { StepwiseError } from '../errors/stepwise-error.js';
 
 // Written out by hand from DESIGN §2, deliberately NOT derived from TRANSITIONS:
-//   pending → running | cancelled
+//   pending → running | cancelled | failed   (failed: TTL/deadline passed before it ran; proposed
+//                                             as an addition to DESIGN §2 in the issue note)
 //   running → succeeded | failed | cancelled | waiting | retrying
 //   waiting → running | cancelled | failed
 //   retrying → running | cancelled | failed
 const EXPECTED_EDGES: ReadonlySet<string> = new Set([
   'pending->running',
   'pending->cancelled',
+  'pending->failed',
   'running->succeeded',
   'running->failed',
   'running->cancelled',
@@ -96,7 +98,7 @@ describe('job state machine', () => {
   it('sourcesOf agrees with the hand-written expectations for the guards used in SQL', () => {
     expect([...sourcesOf('running')].sort()).toEqual(['pending', 'retrying', 'waiting']);
     expect([...sourcesOf('cancelled')].sort()).toEqual(['pending', 'retrying', 'running', 'waiting']);
-    expect([...sourcesOf('failed')].sort()).toEqual(['retrying', 'running', 'waiting']);
+    expect([...sourcesOf('failed')].sort()).toEqual(['pending', 'retrying', 'running', 'waiting']);
     expect(sourcesOf('succeeded')).toEqual(['running']);
     expect(sourcesOf('waiting')).toEqual(['running']);
     expect(sourcesOf('retrying')).toEqual(['running']);
@@ -109,5 +111,11 @@ describe('job state machine', () => {
       expect(new Set(targets).size).toBe(targets.length);
       for (const t of targets) expect(ALL_STATUSES).toContain(t);
     }
+  });
+});
+
+describe('reopening (retry_job)', () => {
+  it.each(ALL_STATUSES)('only a failed job can be reopened: %s', (s) => {
+    expect(canReopen(s)).toBe(s === 'failed');
   });
 });

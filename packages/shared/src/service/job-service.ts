@@ -19,8 +19,9 @@ import { listJobs } from '../db/ops/list-jobs.js';
 import { requestCancel } from '../db/ops/request-cancel.js';
 import { appendAudit } from '../db/ops/append-audit.js';
 import { respondToJob } from '../db/ops/respond-to-job.js';
+import { reopenFailedJob } from '../db/ops/reopen-failed-job.js';
 import type { WaitDecision } from '../db/ops/respond-to-job.js';
-import type { RespondDecision } from '../tools/schemas.js';
+import type { JobHistoryEntry, RespondDecision } from '../tools/schemas.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidInputError } from '../errors/invalid-input-error.js';
 import { isTerminal } from '../job/status.js';
@@ -32,6 +33,11 @@ import { ServiceUnavailableError } from '../errors/transient-error.js';
 import { isTransientInfrastructureError } from '../errors/classify-error.js';
 import { StepwiseError } from '../errors/stepwise-error.js';
 import { checkJsonLimits } from './json-limits.js';
+import { enrichInput } from '../job/enrich-input.js';
+import { auditArgs } from '../audit/redact.js';
+import { decodeHistoryCursor, getJobHistory } from '../db/ops/get-job-history.js';
+import { checkStartQuota } from '../db/ops/check-start-quota.js';
+import { RateLimitedError } from '../errors/rate-limited-error.js';
 import type { CrashHook } from '../crash-hook.js';
 
 export interface CallMeta {
@@ -41,6 +47,11 @@ export interface CallMeta {
   clientName?: string | undefined;
   clientVersion?: string | undefined;
   traceId?: string | undefined;
+  /**
+   * Set by the service once this call's audit row committed in the same transaction as its
+   * change; the transport then records no second row for the call.
+   */
+  audited?: boolean | undefined;
 }
 
 export interface JobServiceOptions {
@@ -49,9 +60,23 @@ export interface JobServiceOptions {
   maxInputDepth: number;
   /** Default 7 days. */
   jobTtlMs?: number | undefined;
+  /** Refuse approvals by the principal who started the job (four-eyes rule). */
+  requireDistinctApprover?: boolean | undefined;
   /** Test-only crash points (see crash-hook.ts); undefined in production. */
   crashHook?: CrashHook | undefined;
+  /** Per-principal limits on start_job; none when undefined. */
+  quota?: StartQuota | undefined;
 }
+
+export interface StartQuota {
+  /** Jobs a principal may have pending, running, waiting or retrying at once. */
+  maxActiveJobs: number;
+  /** Jobs a principal may create per sliding 60 s window. */
+  startsPerMinute: number;
+}
+
+/** What a caller over its active-jobs quota is told to wait: no event says when a job will end. */
+const ACTIVE_QUOTA_RETRY_MS = 5000;
 
 /** Called while waiting, for each live update (progress or status). */
 export type OnUpdate = (job: JobUpdate) => void;
@@ -72,18 +97,28 @@ export class JobService {
 
   /**
    * DESIGN §5: commits the job (and its event and audit row) before answering, then dispatches it.
-   * @throws InvalidInputError, UnknownJobTypeError, IdempotencyConflictError, ForbiddenError, ServiceUnavailableError
+   * @throws InvalidInputError, UnknownJobTypeError, IdempotencyConflictError, ForbiddenError, ServiceUnavailableError, RateLimitedError (quota)
    */
   async start(
     p: Principal,
-    args: { type: string; input: unknown; idempotencyKey?: string | undefined },
+    args: {
+      type: string;
+      input: unknown;
+      idempotencyKey?: string | undefined;
+      deadlineSeconds?: number | undefined;
+      onDeadline?: 'fail' | 'cancel' | undefined;
+    },
     meta: CallMeta,
   ): Promise<{ job: Job; deduplicated: boolean }> {
     requireScope(p, 'jobs:write');
     checkJsonLimits(args.input, this.options.maxInputBytes, this.options.maxInputDepth, 'input');
     const prepared = this.registry.prepare(args.type, args.input);
-    await prepared.type.validate?.(prepared.input, { tenantId: p.tenantId, signal: meta.signal ?? AbortSignal.timeout(20_000) });
+    const planning = { tenantId: p.tenantId, signal: meta.signal ?? AbortSignal.timeout(20_000) };
+    await prepared.type.validate?.(prepared.input, planning);
+    // Hashes cover the caller's input; the stored input and plan are the enriched ones.
     const hash = idempotencyHash(p.tenantId, args.type, prepared.input, args.idempotencyKey);
+    await this.#checkQuota(p, hash);
+    const stored = await enrichInput(prepared, planning);
     const policy = mergeRetryPolicy(DEFAULT_RETRY_POLICY, prepared.type.retry);
     const { job, created } = await this.#store(() =>
       createJob(
@@ -93,19 +128,22 @@ export class JobService {
           tenantId: p.tenantId,
           principalId: p.principalId,
           type: args.type,
-          input: prepared.input,
+          input: stored.input,
           idempotencyKey: args.idempotencyKey,
           idempotencyHash: hash,
           requestHash: requestHash(args.type, prepared.input),
           dedupWindowMs: this.options.dedupWindowMs,
-          plan: prepared.plan,
+          plan: stored.plan,
           maxAttempts: policy.maxAttempts,
           traceId: meta.traceId,
           ttlMs: this.options.jobTtlMs,
+          deadlineMs: args.deadlineSeconds !== undefined ? args.deadlineSeconds * 1000 : prepared.type.deadlineMs,
+          deadlineAction: args.onDeadline ?? prepared.type.onDeadline,
         },
-        this.#audit(p, meta, 'start_job', args),
+        this.#audit(p, meta, 'start_job', args, prepared.type.redact.map((path) => `input.${path}`)),
       ),
     );
+    meta.audited = true;
     this.options.crashHook?.('after-commit', 'start_job');
     if (job.status === 'pending') {
       // Also on a dedup hit: if an earlier server died between commit and enqueue, the retried
@@ -192,6 +230,7 @@ export class JobService {
         return r;
       }),
     );
+    if (result) meta.audited = true;
     if (!result) {
       const job = await this.get(p, jobId);
       return { job, outcome: isTerminal(job.status) ? 'already_finished' : 'cancel_requested' };
@@ -212,6 +251,31 @@ export class JobService {
   }
 
   /**
+   * retry_job: re-runs a `failed` job from the step that failed, keeping the checkpoints of the
+   * steps that succeeded; re-run steps get fresh idempotency keys (new attempt group).
+   * @throws JobNotFoundError, ForbiddenError, ConflictError (not failed)
+   */
+  async retry(p: Principal, jobId: JobId, note: string | undefined, meta: CallMeta): Promise<Job> {
+    requireScope(p, 'jobs:write');
+    const reopened = await this.#store(() =>
+      this.db.transaction(async (tx) => {
+        const r = await reopenFailedJob(tx, { tenantId: p.tenantId, jobId, by: p.principalId, note: note ?? null });
+        if (r) await appendAudit(tx, { ...this.#audit(p, meta, 'retry_job', { jobId, note }), targetJobId: jobId });
+        return r;
+      }),
+    );
+    if (reopened) meta.audited = true;
+    if (!reopened) {
+      const job = await this.get(p, jobId);
+      throw new ConflictError('job_not_failed', `Job ${job.id} is ${job.status}; only a failed job can be retried.`);
+    }
+    await enqueueJob(this.queue, reopened.dispatchId, { jobId: reopened.id, tenantId: reopened.tenantId }).catch((e: unknown) =>
+      this.log.warn({ err: e, jobId }, 'enqueue failed; the sweeper will dispatch the retried job'),
+    );
+    return reopened;
+  }
+
+  /**
    * Resolves a `waiting` job with a person's decision (DESIGN §4, unsafe steps): persisted and
    * audited in one transaction, then the job is dispatched again when it resumes.
    * @throws JobNotFoundError, ForbiddenError, ConflictError (not waiting / decided meanwhile), InvalidInputError
@@ -226,7 +290,7 @@ export class JobService {
     if (job.status !== 'waiting' || !job.waitingReason) {
       throw new ConflictError('job_not_waiting', `Job ${job.id} is ${job.status}, not waiting for a decision; nothing to respond to.`);
     }
-    const decision = this.#decision(job, args);
+    const decision = this.#decision(p, job, args);
     const updated = await this.#store(() =>
       this.db.transaction(async (tx) => {
         const r = await respondToJob(tx, {
@@ -242,6 +306,7 @@ export class JobService {
         return r;
       }),
     );
+    if (updated) meta.audited = true;
     if (!updated) throw new ConflictError('job_not_waiting', `Job ${job.id} was decided or changed meanwhile; read it again.`);
     if (decision.kind === 'resume') {
       await enqueueJob(this.queue, updated.dispatchId, { jobId: updated.id, tenantId: updated.tenantId }).catch((e: unknown) =>
@@ -252,9 +317,21 @@ export class JobService {
     return updated;
   }
 
-  #decision(job: Job, args: { decision: RespondDecision; output?: unknown; note?: string | undefined }): WaitDecision {
+  #decision(p: Principal, job: Job, args: { decision: RespondDecision; output?: unknown; note?: string | undefined }): WaitDecision {
     const reason = job.waitingReason;
     const step = job.currentStep;
+    if (reason === 'needs_approval' && step && (args.decision === 'approve' || args.decision === 'reject')) {
+      if (this.options.requireDistinctApprover && p.principalId === job.principalId) {
+        throw new StepwiseError('approver_is_requester', 'forbidden', 'Policy requires someone other than the requester to approve this job.');
+      }
+      const approval = { decision: args.decision === 'approve' ? ('approved' as const) : ('rejected' as const), by: p.principalId, at: new Date().toISOString(), note: args.note ?? null };
+      if (args.decision === 'approve') return { kind: 'resume', stepApproval: { step, approval } };
+      return {
+        kind: 'cancel',
+        error: new StepwiseError('approval_rejected', 'cancelled', `Approval of step "${step}" was rejected${args.note ? `: ${args.note}` : '.'}`, { retryable: false }).toInfo(),
+        stepApproval: { step, approval },
+      };
+    }
     if (args.decision === 'cancel') {
       return { kind: 'cancel', error: new CancelledError(args.note ? `Cancelled: ${args.note}` : 'Cancelled while waiting for a decision.').toInfo() };
     }
@@ -270,7 +347,7 @@ export class JobService {
       }
       return { kind: 'resume', stepDone: { step, output, outputSha256: sha256Hex(canonicalJson(output)) } };
     }
-    if (reason === 'needs_reauthorization' && args.decision === 'retry') return { kind: 'resume' };
+    if (reason !== null && FIX_THEN_RETRY_REASONS.has(reason) && args.decision === 'retry') return { kind: 'resume' };
     throw new InvalidInputError(`Decision "${args.decision}" does not apply to a job waiting for ${reason ?? 'a decision'}.`, [
       { path: 'decision', message: `not valid for ${reason ?? 'this job'}` },
     ]);
@@ -284,7 +361,43 @@ export class JobService {
     return this.#store(() => listJobs(this.db, { tenantId: p.tenantId, ...args }));
   }
 
-  #audit(p: Principal, meta: CallMeta, action: string, args: unknown) {
+  /**
+   * get_job_history: the job's events and the audit rows targeting it, oldest first, one page.
+   * @throws JobNotFoundError (also for another tenant's job), ForbiddenError, InvalidInputError (bad cursor)
+   */
+  async history(
+    p: Principal,
+    args: { jobId: JobId; limit: number; cursor?: string | undefined },
+  ): Promise<{ entries: JobHistoryEntry[]; nextCursor: string | null }> {
+    const after = args.cursor === undefined ? undefined : decodeHistoryCursor(args.cursor);
+    if (args.cursor !== undefined && !after) {
+      throw new InvalidInputError('cursor is not a nextCursor returned by get_job_history.', [{ path: 'cursor', message: 'unknown cursor' }]);
+    }
+    const job = await this.get(p, args.jobId);
+    const { entries, next } = await this.#store(() => getJobHistory(this.db, { tenantId: p.tenantId, jobId: job.id, limit: args.limit, after }));
+    return { entries, nextCursor: next };
+  }
+
+  /**
+   * Refuses a start over the principal's quotas, unless it is a dedup hit: a retried call must
+   * get its job back even when the caller is at its limit. One read, before enrichment and the
+   * insert (see check-start-quota.ts for why a small overshoot under concurrency is accepted).
+   * @throws RateLimitedError
+   */
+  async #checkQuota(p: Principal, hash: string): Promise<void> {
+    const q = this.options.quota;
+    if (!q) return;
+    const usage = await this.#store(() => checkStartQuota(this.db, { tenantId: p.tenantId, principalId: p.principalId, idempotencyHash: hash }));
+    if (usage.duplicate) return;
+    if (usage.active >= q.maxActiveJobs) {
+      throw new RateLimitedError(`You have ${usage.active} active jobs; the limit is ${q.maxActiveJobs}. Wait for some to finish (or cancel some).`, ACTIVE_QUOTA_RETRY_MS);
+    }
+    if (usage.startedLastMinute >= q.startsPerMinute) {
+      throw new RateLimitedError(`You started ${usage.startedLastMinute} jobs in the last minute; the limit is ${q.startsPerMinute}.`, Math.max(1000, usage.windowFreesInMs));
+    }
+  }
+
+  #audit(p: Principal, meta: CallMeta, action: string, args: unknown, redactPaths: readonly string[] = []) {
     return {
       tenantId: p.tenantId,
       principalId: p.principalId,
@@ -292,6 +405,7 @@ export class JobService {
       clientVersion: meta.clientVersion,
       action,
       argsDigest: sha256Hex(canonicalJson(args ?? null)),
+      argsRedacted: auditArgs(args ?? null, redactPaths),
       outcome: 'success' as const,
       requestId: meta.requestId,
       traceId: meta.traceId,
@@ -309,6 +423,12 @@ export class JobService {
     }
   }
 }
+
+/**
+ * Waits a person ends by fixing something outside Stepwise (a credential, a downstream tool's
+ * schema or presence) and answering `retry`: the step then runs again and re-checks.
+ */
+const FIX_THEN_RETRY_REASONS: ReadonlySet<string> = new Set(['needs_reauthorization', 'schema_changed', 'tool_unavailable']);
 
 /** A waiter stops when the job ended, or when it needs a person (and no decision is pending). */
 function settled(job: Job): boolean {

@@ -37,7 +37,10 @@ function makeJob(over: Partial<Job> = {}): Job {
     cancelRequestedAt: null,
     cancelReason: null,
     waitingReason: null,
+    waitingDetails: null,
     resumeRequestedAt: null,
+    deadlineAt: null,
+    deadlineAction: null,
     leaseOwner: null,
     leaseFence: 0,
     leaseExpiresAt: null,
@@ -215,6 +218,7 @@ describe('toStepView', () => {
     outputSha256: 'f'.repeat(64),
     cursor: null,
     error: null,
+    approval: null,
     startedAt: at(-2_000),
     finishedAt: at(-1_000),
   };

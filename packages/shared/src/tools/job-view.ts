@@ -62,6 +62,7 @@ export function toJobView(job: Job, now = Date.now()): JobView {
     maxAttempts: job.maxAttempts,
     nextRetryAt: iso(job.nextRunAt),
     waitingReason: job.waitingReason,
+    ...(job.status === 'waiting' && job.waitingDetails != null ? { waitingDetails: job.waitingDetails } : {}),
     resuming: job.status === 'waiting' && job.resumeRequestedAt !== null,
     cancelRequested: job.cancelRequestedAt !== null,
     ...(job.status === 'succeeded' ? { result: job.result } : {}),

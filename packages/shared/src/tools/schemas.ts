@@ -28,6 +28,14 @@ export const StartJobInputSchema = z.object({
     .optional()
     .describe('Reuse the same key when retrying a call: you get the same job back instead of a second one.'),
   waitSeconds,
+  deadlineSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .optional()
+    .describe('The whole job must finish within this many seconds of now, or it is stopped (see onDeadline).'),
+  onDeadline: z.enum(['fail', 'cancel']).optional().describe('What a passed deadline does to the job: fail (default) or cancel.'),
 });
 export type StartJobInput = z.infer<typeof StartJobInputSchema>;
 
@@ -76,6 +84,8 @@ export const JobViewSchema = z.object({
   maxAttempts: z.number().int(),
   nextRetryAt: z.string().nullable(),
   waitingReason: z.string().nullable(),
+  /** For needs_approval: `{ step, action, parameters, impact }` — what the job is about to do. */
+  waitingDetails: z.unknown().optional(),
   /** A decision on the waiting job was recorded; a worker is resuming it. */
   resuming: z.boolean(),
   cancelRequested: z.boolean(),
@@ -155,7 +165,7 @@ export const ToolErrorSchema = z.object({
 });
 export type ToolError = z.infer<typeof ToolErrorSchema>;
 
-export const RESPOND_DECISIONS = ['retry', 'mark_done', 'cancel'] as const;
+export const RESPOND_DECISIONS = ['approve', 'reject', 'retry', 'mark_done', 'cancel'] as const;
 export type RespondDecision = (typeof RESPOND_DECISIONS)[number];
 
 export const RespondToJobInputSchema = z.object({
@@ -163,9 +173,11 @@ export const RespondToJobInputSchema = z.object({
   decision: z
     .enum(RESPOND_DECISIONS)
     .describe(
-      'For a job waiting with reason needs_confirmation (an unsafe step was interrupted and may or may not have taken effect): ' +
+      'For needs_approval (a step asks permission; see waitingDetails: action, parameters, impact): approve or reject. ' +
+        'For a job waiting with reason needs_confirmation (an unsafe step was interrupted and may or may not have taken effect): ' +
         'retry = you checked it did NOT happen, run the step again; mark_done = it DID happen, continue with `output` as its result; cancel = stop the job. ' +
-        'For needs_reauthorization: retry once the credential is fixed, or cancel.',
+        'For needs_reauthorization: retry once the credential is fixed, or cancel. ' +
+        'For schema_changed or tool_unavailable (a downstream MCP tool changed or disappeared; see waitingDetails): retry once it is fixed, or cancel.',
     ),
   output: z.unknown().optional().describe('With mark_done: the step output to record (what the step would have returned).'),
   note: z.string().max(1000).optional().describe('Why, in words; kept in the job history and audit log.'),
@@ -174,3 +186,49 @@ export type RespondToJobInput = z.infer<typeof RespondToJobInputSchema>;
 
 export const RespondToJobOutputSchema = JobViewSchema.extend({ decision: z.enum(RESPOND_DECISIONS) });
 export type RespondToJobOutput = z.infer<typeof RespondToJobOutputSchema>;
+
+export const RetryJobInputSchema = z.object({
+  jobId: JobIdSchema,
+  note: z.string().max(1000).optional().describe('Why it should work now (e.g. "credential fixed"); kept in the history.'),
+});
+export type RetryJobInput = z.infer<typeof RetryJobInputSchema>;
+export const RetryJobOutputSchema = JobViewSchema;
+
+/** get_job_history pages hold at most this many entries. */
+export const MAX_HISTORY_PAGE_SIZE = 200;
+
+export const GetJobHistoryInputSchema = z.object({
+  jobId: JobIdSchema,
+  limit: z.number().int().min(1).max(MAX_HISTORY_PAGE_SIZE).optional().describe(`Page size, default 50, max ${MAX_HISTORY_PAGE_SIZE}.`),
+  cursor: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be a nextCursor returned by get_job_history')
+    .optional()
+    .describe('nextCursor from the previous page.'),
+});
+export type GetJobHistoryInput = z.infer<typeof GetJobHistoryInputSchema>;
+
+export const JobHistoryEntrySchema = z.object({
+  /** `event`: a state change recorded with the job (transition, decision, retry, cancel request); `audit`: a call that targeted it. */
+  source: z.enum(['event', 'audit']),
+  at: z.string(),
+  /** Event kind (`created`, `transition`, `decision`, `cancel_requested`, …) or the audited action (`get_job_status`, …). */
+  kind: z.string(),
+  fromStatus: z.string().nullable(),
+  toStatus: z.string().nullable(),
+  /** Who: the calling principal for audit entries, the worker for events a worker wrote. */
+  actor: z.string().nullable(),
+  /** Audit entries: success, error or denied. */
+  outcome: z.string().nullable(),
+  errorCode: z.string().nullable(),
+  reason: z.string().nullable(),
+  details: z.unknown().nullable(),
+});
+export type JobHistoryEntry = z.infer<typeof JobHistoryEntrySchema>;
+
+export const GetJobHistoryOutputSchema = z.object({
+  jobId: z.string(),
+  entries: z.array(JobHistoryEntrySchema),
+  nextCursor: z.string().nullable(),
+});

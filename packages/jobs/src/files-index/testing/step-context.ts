@@ -1,5 +1,5 @@
 import { createLogger, unsafeCast } from '@stepwise/shared';
-import type { JobId, StepContext , FsBlobStore} from '@stepwise/shared';
+import type { ApprovalRequest, FsBlobStore, JobId, StepContext } from '@stepwise/shared';
 
 /** One `ctx.progress` call, as a test sees it. */
 export interface ProgressCall {
@@ -37,12 +37,14 @@ export function createTestStepContext<I>(options: TestStepContextOptions<I>): Te
   const controller = new AbortController();
   const progress: ProgressCall[] = [];
   const savedCursors: unknown[] = [];
+  const approvals: ApprovalRequest[] = [];
   let cursor: unknown = options.cursor;
   const ctx: StepContext<I> = {
     jobId: options.jobId,
     tenantId: unsafeCast.tenantId('test'),
     step: options.step,
     attempt: 1,
+    attemptGroup: 1,
     input: options.input,
     outputs: options.outputs ?? {},
     signal: controller.signal,
@@ -50,6 +52,11 @@ export function createTestStepContext<I>(options: TestStepContextOptions<I>): Te
     cursor: options.cursor,
     log,
     blobs: options.blobs,
+    // Unit tests run steps directly: an approval request is recorded and granted.
+    requestApproval(request) {
+      approvals.push(request);
+      return Promise.resolve();
+    },
     progress(done, total, message) {
       const call = { done, total, message };
       progress.push(call);

@@ -27,6 +27,9 @@ export interface NewJob {
   traceId: string | undefined;
   /** A job not finished this long after creation is failed by the sweeper (`expired`). Default 7 days. */
   ttlMs?: number | undefined;
+  /** The job's deadline from creation, and what happens when it passes. */
+  deadlineMs?: number | undefined;
+  deadlineAction?: 'fail' | 'cancel' | undefined;
 }
 
 export interface CreateJobResult {
@@ -54,12 +57,14 @@ export async function createJob(db: Db, job: NewJob, audit: Omit<AuditRecord, 't
           with ins as (
             insert into jobs (id, tenant_id, principal_id, type, input, idempotency_key, idempotency_hash,
                               request_hash, dispatch_id, dedup_expires_at, plan, max_attempts, trace_id, current_step,
-                              expires_at)
+                              expires_at, deadline_at, deadline_action)
             values (${job.id}, ${job.tenantId}, ${job.principalId}, ${job.type}, ${jsonb(job.input)},
                     ${job.idempotencyKey ?? null}, ${job.idempotencyHash}, ${job.requestHash}, ${dispatchId},
                     now() + ${job.dedupWindowMs} * interval '1 millisecond', ${jsonb(job.plan)},
                     ${job.maxAttempts}, ${job.traceId ?? null}, ${job.plan[0]?.name ?? null},
-                    now() + ${job.ttlMs ?? DEFAULT_JOB_TTL_MS} * interval '1 millisecond')
+                    now() + ${job.ttlMs ?? DEFAULT_JOB_TTL_MS} * interval '1 millisecond',
+                    ${job.deadlineMs === undefined ? sql`null` : sql`now() + ${job.deadlineMs} * interval '1 millisecond'`},
+                    ${job.deadlineMs === undefined ? null : (job.deadlineAction ?? 'fail')})
             on conflict (tenant_id, idempotency_hash) do nothing
             returning *
           ), ev as (

@@ -128,6 +128,18 @@ export function stepFailedInsert(f: Fence, step: StepIdentity, error: ErrorInfo,
           lease_fence = excluded.lease_fence, finished_at = now(), updated_at = now()`;
 }
 
+/** The `job_steps` upsert for a step about to wait for a decision; keeps any decision already made. */
+export function stepAwaitingInsert(f: Fence, step: StepIdentity) {
+  return sql`
+        insert into job_steps (job_id, step_name, position, status, effect, attempt, attempt_group, idempotency_key,
+                               lease_fence, updated_at)
+        select id, ${step.name}, ${step.position}, 'pending', ${step.effect}, ${step.attempt}, ${step.attemptGroup},
+               ${step.idempotencyKey}, ${f.fence}, now()
+        from j
+        on conflict (job_id, step_name) do update set
+          status = 'pending', lease_fence = excluded.lease_fence, updated_at = now()`;
+}
+
 /** Contract: persists throttled progress (DESIGN §7). */
 export async function writeProgress(db: DbOrTx, f: Fence, p: ProgressValue): Promise<FencedAck> {
   return ack(

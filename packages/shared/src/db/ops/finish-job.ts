@@ -11,11 +11,13 @@ import type { WorkerId } from '../../ids.js';
 import { jobFromRow } from '../rows.js';
 import { jsonb, rowsOf } from '../sql-helpers.js';
 import type { Checkpoint, Fence, ProgressValue, StepIdentity } from './fenced-writes.js';
-import { stepFailedInsert, stepSucceededInsert } from './fenced-writes.js';
+import { stepAwaitingInsert, stepFailedInsert, stepSucceededInsert } from './fenced-writes.js';
 
 export type StepOutcome =
   | { kind: 'succeeded'; checkpoint: Pick<Checkpoint, 'step' | 'output' | 'outputSha256' | 'startedAt'> }
-  | { kind: 'failed'; step: StepIdentity; error: ErrorInfo; startedAt: Date };
+  | { kind: 'failed'; step: StepIdentity; error: ErrorInfo; startedAt: Date }
+  /** The step has not run and is waiting for a decision (approval): its row exists so the decision has a place. */
+  | { kind: 'awaiting'; step: StepIdentity };
 
 export interface FinishArgs {
   to: Exclude<JobStatus, 'pending' | 'running'>;
@@ -29,6 +31,8 @@ export interface FinishArgs {
   nextAttempt?: number;
   waitingReason?: string | null;
   waitingDetails?: unknown;
+  /** For `waiting`: when an unanswered wait ends the job (sweeper). */
+  waitingExpiresAt?: Date | null;
   stepsDone?: number;
   progress?: ProgressValue;
   /** The last step's checkpoint or failure, written in the same statement. */
@@ -46,6 +50,7 @@ export async function finishJob(db: DbOrTx, f: Fence, a: FinishArgs): Promise<Jo
   let stepCte: SQL = sql``;
   if (a.step?.kind === 'succeeded') stepCte = sql`, s as (${stepSucceededInsert(f, a.step.checkpoint)})`;
   if (a.step?.kind === 'failed') stepCte = sql`, s as (${stepFailedInsert(f, a.step.step, a.step.error, a.step.startedAt)})`;
+  if (a.step?.kind === 'awaiting') stepCte = sql`, s as (${stepAwaitingInsert(f, a.step.step)})`;
   const progress = a.progress;
   const rows = rowsOf(
     await db.execute(sql`
@@ -61,6 +66,7 @@ export async function finishJob(db: DbOrTx, f: Fence, a: FinishArgs): Promise<Jo
           attempt = ${a.nextAttempt ?? sql`attempt`},
           waiting_reason = ${a.waitingReason ?? null},
           waiting_details = ${jsonb(a.waitingDetails)},
+          waiting_expires_at = ${a.waitingExpiresAt ? sql`${a.waitingExpiresAt.toISOString()}::timestamptz` : sql`null`},
           steps_done = ${a.stepsDone ?? sql`steps_done`},
           ${progress ? sql`progress_done = ${progress.done}, progress_total = ${progress.total}, progress_message = ${progress.message}, progress_updated_at = now(),` : sql``}
           ${a.to === 'succeeded' ? sql`current_step = null,` : sql``}

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
-import type { Job } from '../../job/job.js';
+import type { Job, StepApproval } from '../../job/job.js';
 import type { JobId, PrincipalId, TenantId } from '../../ids.js';
 import type { ErrorInfo } from '../../errors/stepwise-error.js';
 import { jobFromRow } from '../rows.js';
@@ -8,8 +8,13 @@ import { jsonb, rowsOf } from '../sql-helpers.js';
 
 /** What a person decided about a waiting job; persisted in job_events and audit. */
 export type WaitDecision =
-  | { kind: 'resume'; stepReset?: { step: string; to: 'pending' } | undefined; stepDone?: { step: string; output: unknown; outputSha256: string } | undefined }
-  | { kind: 'cancel'; error: ErrorInfo }
+  | {
+      kind: 'resume';
+      stepReset?: { step: string; to: 'pending' } | undefined;
+      stepDone?: { step: string; output: unknown; outputSha256: string } | undefined;
+      stepApproval?: { step: string; approval: StepApproval } | undefined;
+    }
+  | { kind: 'cancel'; error: ErrorInfo; stepApproval?: { step: string; approval: StepApproval } | undefined }
   | { kind: 'fail'; error: ErrorInfo };
 
 export interface RespondArgs {
@@ -28,8 +33,8 @@ export interface RespondArgs {
  * Contract: ONE guarded statement resolves a `waiting` job (for the expected reason):
  * - resume: sets `resume_requested_at` so a worker may claim it (waiting → running at claim), and
  *   optionally resets the interrupted step to `pending` (run it again) or checkpoints it as
- *   `succeeded` with the given output (mark done);
- * - cancel / fail: moves `waiting → cancelled | failed` at once.
+ *   `succeeded` with the given output (mark done), or records an approval on the step;
+ * - cancel / fail: moves `waiting → cancelled | failed` at once (a rejection is recorded on the step).
  * Records a `decision` event with who decided. Returns null when the job is not waiting for that
  * reason (unknown, other tenant, already decided).
  */
@@ -38,6 +43,7 @@ export async function respondToJob(db: DbOrTx, a: RespondArgs): Promise<Job | nu
   const to = d.kind === 'cancel' ? 'cancelled' : d.kind === 'fail' ? 'failed' : null;
   const stepReset = d.kind === 'resume' && d.stepReset ? d.stepReset : null;
   const stepDone = d.kind === 'resume' && d.stepDone ? d.stepDone : null;
+  const stepApproval = d.kind !== 'fail' && d.stepApproval ? d.stepApproval : null;
   const rows = rowsOf(
     await db.execute(sql`
       with j as (
@@ -59,6 +65,12 @@ export async function respondToJob(db: DbOrTx, a: RespondArgs): Promise<Job | nu
         stepDone
           ? sql`, s as (update job_steps set status = 'succeeded', output = ${jsonb(stepDone.output)}, output_sha256 = ${stepDone.outputSha256},
                  finished_at = now(), updated_at = now() where job_id = (select id from j) and step_name = ${stepDone.step})`
+          : sql``
+      }
+      ${
+        stepApproval
+          ? sql`, a as (update job_steps set approval = ${jsonb(stepApproval.approval)}, updated_at = now()
+                 where job_id = (select id from j) and step_name = ${stepApproval.step})`
           : sql``
       }
       select * from j`),

@@ -111,3 +111,39 @@ export async function purgeJobs(db: DbOrTx, finishedBefore: Date, limit: number)
   );
   return Number(rows[0]?.n ?? 0);
 }
+
+/**
+ * Contract: ends jobs whose wait or deadline passed while no worker holds them (one guarded
+ * statement with its events): an unanswered wait (`waiting_expires_at`) ends as `waitExpiredTo`,
+ * a passed deadline as its `deadline_action`. Running jobs are left to their worker's own timer.
+ */
+export async function endOverdueJobs(
+  db: DbOrTx,
+  args: { waitExpiredTo: 'cancelled' | 'failed'; waitError: ErrorInfo; deadlineError: ErrorInfo; limit: number },
+): Promise<JobId[]> {
+  const rows = rowsOf(
+    await db.execute(sql`
+      with prev as (
+        select id, status,
+          case when deadline_at < now() then 'deadline_exceeded' else 'wait_expired' end as why,
+          case when deadline_at < now() then (case when deadline_action = 'cancel' then 'cancelled' else 'failed' end)
+               else ${args.waitExpiredTo} end as target
+        from jobs
+        where status in ('pending', 'retrying', 'waiting')
+          and (deadline_at < now() or (status = 'waiting' and resume_requested_at is null and waiting_expires_at < now()))
+        order by updated_at limit ${args.limit}
+        for update skip locked
+      ), upd as (
+        update jobs j set status = prev.target::job_status,
+          error = case when prev.why = 'deadline_exceeded' then ${jsonb(args.deadlineError)} else ${jsonb(args.waitError)} end,
+          finished_at = now(), next_run_at = null, version = j.version + 1, updated_at = now()
+        from prev where j.id = prev.id
+        returning j.id, j.tenant_id, j.version, j.status, prev.status as prev_status, prev.why
+      ), ev as (
+        insert into job_events (job_id, tenant_id, kind, from_status, to_status, reason, version)
+        select id, tenant_id, 'transition', prev_status, status, why, version from upd
+      )
+      select id from upd`),
+  );
+  return rows.map((r) => unsafeCast.jobId(String(r.id)));
+}
