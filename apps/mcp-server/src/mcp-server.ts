@@ -14,6 +14,7 @@ import type { AuditRecord, AuditSink, CallMeta, JobRegistry, JobService, Logger,
 import {
   auditArgs,
   canonicalJson,
+  checkStorableStrings,
   InvalidInputError,
   JobIdSchema,
   newRequestId,
@@ -154,6 +155,8 @@ export function createMcpServer(deps: McpServerDeps, principal: Principal): Serv
     };
     const started = Date.now();
     try {
+      // NUL and lone surrogates would otherwise reach Postgres text/jsonb and fail there as internal errors.
+      checkStorableStrings(request.params.arguments ?? {}, `arguments to ${tool.name}`);
       const parsed = tool.input.safeParse(request.params.arguments ?? {});
       if (!parsed.success) throw InvalidInputError.fromZod(`arguments to ${tool.name}`, parsed.error.issues);
       const result = await tool.handler(parsed.data, ctx);

@@ -15,6 +15,8 @@ export const WorkerConfigSchema = BaseConfigSchema.extend({
   STEPWISE_APPROVAL_TTL_MS: z.coerce.number().int().min(1000).default(24 * 60 * 60 * 1000),
   /** What an unanswered approval ends as. */
   STEPWISE_APPROVAL_EXPIRED_STATUS: z.enum(['cancelled', 'failed']).default('cancelled'),
+  /** Fairness: at most this many running jobs per tenant across the fleet (0 = no cap). */
+  STEPWISE_TENANT_MAX_RUNNING: z.coerce.number().int().min(0).default(100),
   STEPWISE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(200).max(600_000).default(5000),
   /** Finished jobs are deleted (a tombstone stays) after this long. */
   STEPWISE_RETENTION_MS: z.coerce.number().int().min(60_000).default(30 * 24 * 60 * 60 * 1000),

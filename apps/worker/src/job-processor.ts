@@ -19,6 +19,8 @@ export class JobProcessor {
     private readonly workerId: WorkerId,
     private readonly leaseMs: number,
     private readonly log: Logger,
+    /** Per-tenant cap on running jobs (0 = none); see claimJob. */
+    private readonly tenantMaxRunning = 0,
   ) {}
 
   readonly process = async (bullJob: BullJob<DispatchData>, token?: string): Promise<string> => {
@@ -43,13 +45,18 @@ export class JobProcessor {
       return 'malformed';
     }
     const jobId = parsed.data;
-    const claimed = await claimJob(this.db, { jobId, workerId: this.workerId, leaseMs: this.leaseMs });
+    const claimed = await claimJob(this.db, { jobId, workerId: this.workerId, leaseMs: this.leaseMs, tenantMaxRunning: this.tenantMaxRunning });
     if (!claimed) {
       const job = await getJobForWorker(this.db, jobId);
       if (job?.status === 'running' && job.leaseExpiresAt && job.leaseExpiresAt.getTime() > Date.now()) {
         // Another worker holds a live lease (e.g. BullMQ redelivered after a stall). Look again
         // when that lease would expire, so the job is never stranded if that worker died.
         await this.#delay(bullJob, token, job.leaseExpiresAt.getTime() - Date.now() + 250);
+      }
+      if (job?.status === 'pending' || job?.status === 'retrying') {
+        // Claimable but refused: its tenant is at its running cap. Step aside for other tenants'
+        // jobs and look again shortly (jitter spreads the retries).
+        await this.#delay(bullJob, token, 300 + Math.floor(Math.random() * 700));
       }
       return `skipped:${job?.status ?? 'unknown'}`;
     }

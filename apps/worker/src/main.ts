@@ -53,7 +53,7 @@ const runner = new StepRunner({
   approvalTtlMs: config.STEPWISE_APPROVAL_TTL_MS,
   ...(crashHook ? { crashHook } : {}),
 });
-const processor = new JobProcessor(db, runner, workerId, config.STEPWISE_LEASE_MS, log);
+const processor = new JobProcessor(db, runner, workerId, config.STEPWISE_LEASE_MS, log, config.STEPWISE_TENANT_MAX_RUNNING);
 
 await bus.onCancel((_tenantId, notice) => {
   if (processor.cancel(notice.jobId, new CancelledError(notice.reason ?? 'The job was cancelled.'))) {

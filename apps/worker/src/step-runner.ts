@@ -22,6 +22,7 @@ import {
   InvalidInputError,
   LeaseLostError,
   mergeRetryPolicy,
+  getPrincipalGrant,
   ProgressThrottle,
   releaseLease,
   StepTimeoutError,
@@ -108,7 +109,7 @@ export class StepRunner {
 
     // Recovery re-validation (DESIGN §4): the type must exist, the input must still parse, and the
     // plan must be the one the job started with. None of these can fix itself, so the job fails.
-    const prepared = this.#prepare(job);
+    const prepared = await this.#prepare(job);
     if (prepared instanceof StepwiseError) {
       return { kind: 'finished', job: await writer.finish({ to: 'failed', error: prepared.toInfo(), reason: prepared.code }) };
     }
@@ -245,8 +246,17 @@ export class StepRunner {
     throw new InternalError(`job ${job.id}: plan exhausted without completing`);
   }
 
-  #prepare(job: Job): { type: JobType; input: unknown; steps: readonly StepDefinition<unknown>[] } | StepwiseError {
+  async #prepare(job: Job): Promise<{ type: JobType; input: unknown; steps: readonly StepDefinition<unknown>[] } | StepwiseError> {
     if (!this.deps.registry.has(job.type)) return new UnknownJobTypeError(job.type, this.deps.registry.names());
+    // The principal must still be allowed to run this type (a stored principal can be disabled or
+    // lose scopes while its job waits). Principals without a row (local, JWT) have nothing stored.
+    const grant = await getPrincipalGrant(this.deps.db, job.tenantId, job.principalId);
+    if (grant?.disabled) {
+      return new StepwiseError('principal_disabled', 'forbidden', `The principal that started this job (${job.principalId}) has been disabled.`);
+    }
+    if (grant && !['jobs:write', 'admin', `jobtype:${job.type}`].some((s) => grant.scopes.includes(s))) {
+      return new StepwiseError('principal_not_authorized', 'forbidden', `The principal that started this job may no longer start ${job.type} jobs.`);
+    }
     const type = this.deps.registry.get(job.type);
     const parsed = type.input.safeParse(job.input);
     if (!parsed.success) return InvalidInputError.fromZod(`stored input for ${job.type}`, parsed.error.issues, ['input']);

@@ -35,7 +35,7 @@ describe('recovery re-validation (real worker, rows from an older deployment)', 
    * Inserts a `pending` job the way createJob would have, minus the enqueue, and old enough that
    * the sweeper does not wait for an enqueue still in flight.
    */
-  async function insertLegacyJob(type: string, input: unknown, planNames: string[]): Promise<string> {
+  async function insertLegacyJob(type: string, input: unknown, planNames: string[], principal: string = PRINCIPAL): Promise<string> {
     const id = newJobId();
     const canonical = JSON.stringify(input);
     const hash = sha256Hex(`legacy|${id}|${canonical}`);
@@ -44,7 +44,7 @@ describe('recovery re-validation (real worker, rows from an older deployment)', 
       await tx`
         insert into jobs (id, tenant_id, principal_id, type, input, idempotency_key, idempotency_hash, request_hash,
                           dispatch_id, dedup_expires_at, plan, max_attempts, current_step, expires_at, created_at, updated_at)
-        values (${id}, ${TENANT}, ${PRINCIPAL}, ${type}, ${JSON.stringify(input)}::jsonb, null, ${hash}, ${sha256Hex(`${type}|${canonical}`)},
+        values (${id}, ${TENANT}, ${principal}, ${type}, ${JSON.stringify(input)}::jsonb, null, ${hash}, ${sha256Hex(`${type}|${canonical}`)},
                 ${hash}, now() + interval '1 day', ${JSON.stringify(plan)}::jsonb, 3, ${planNames[0] ?? null}, now() + interval '7 days',
                 now() - interval '1 minute', now() - interval '1 minute')`;
       await tx`
@@ -111,6 +111,22 @@ describe('recovery re-validation (real worker, rows from an older deployment)', 
     expect(done.error?.details).toMatchObject({
       issues: expect.arrayContaining([expect.objectContaining({ path: 'input.steps' })]),
     });
+  });
+
+  it('a job whose principal was disabled since it started fails with principal_disabled', async () => {
+    await stack.db.sql`
+      insert into principals (id, tenant_id, name, scopes, disabled_at)
+      values ('prn_disabled_in_test', ${TENANT}, 'gone-user', ${['jobs:read', 'jobs:write']}, now())`;
+    const id = await insertLegacyJob('demo.steps', { steps: 1 }, ['step-001'], 'prn_disabled_in_test');
+    await expectRefused(id, 'principal_disabled', 'forbidden');
+  });
+
+  it('a job whose principal lost the scope to run it fails with principal_not_authorized', async () => {
+    await stack.db.sql`
+      insert into principals (id, tenant_id, name, scopes)
+      values ('prn_readonly_in_test', ${TENANT}, 'read-only-now', ${['jobs:read']})`;
+    const id = await insertLegacyJob('demo.steps', { steps: 1 }, ['step-001'], 'prn_readonly_in_test');
+    await expectRefused(id, 'principal_not_authorized', 'forbidden');
   });
 
   it('a job whose stored plan differs from today\'s plan fails with plan_changed', async () => {

@@ -145,6 +145,7 @@ CREATE INDEX "job_events_job_idx" ON "job_events" USING btree ("job_id","id");--
 CREATE INDEX "job_tombstones_tenant_idx" ON "job_tombstones" USING btree ("tenant_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "jobs_tenant_idempotency_hash_uq" ON "jobs" USING btree ("tenant_id","idempotency_hash");--> statement-breakpoint
 CREATE INDEX "jobs_tenant_created_idx" ON "jobs" USING btree ("tenant_id","id");--> statement-breakpoint
+CREATE INDEX "jobs_tenant_running_idx" ON "jobs" USING btree ("tenant_id") WHERE "jobs"."status" = 'running';--> statement-breakpoint
 CREATE INDEX "jobs_finished_idx" ON "jobs" USING btree ("finished_at") WHERE "jobs"."finished_at" is not null;--> statement-breakpoint
 CREATE INDEX "jobs_active_idx" ON "jobs" USING btree ("status","next_run_at") WHERE "jobs"."status" in ('pending', 'running', 'waiting', 'retrying');--> statement-breakpoint
 CREATE UNIQUE INDEX "principals_tenant_name_uq" ON "principals" USING btree ("tenant_id","name");

@@ -102,7 +102,7 @@ export type { Principal, Scope } from './auth/principal.js';
 export { SCOPES, ScopeSchema, hasScope } from './auth/principal.js';
 export type { CallMeta, JobServiceOptions, OnUpdate, StartQuota } from './service/job-service.js';
 export { JobService } from './service/job-service.js';
-export { checkJsonLimits } from './service/json-limits.js';
+export { checkJsonLimits, checkStorableStrings } from './service/json-limits.js';
 export type { WaitDecision, RespondArgs } from './db/ops/respond-to-job.js';
 export { respondToJob } from './db/ops/respond-to-job.js';
 export type { DispatchCandidate } from './db/ops/sweep-ops.js';
@@ -133,3 +133,5 @@ export { authenticateApiKey, LAST_USED_RESOLUTION_S } from './db/ops/authenticat
 export type { ApiKeyListing } from './db/ops/list-api-keys.js';
 export { listApiKeys } from './db/ops/list-api-keys.js';
 export { createFirstApiKey } from './db/ops/create-first-api-key.js';
+export type { PrincipalGrant } from './db/ops/get-principal-grant.js';
+export { getPrincipalGrant } from './db/ops/get-principal-grant.js';

@@ -12,17 +12,22 @@ export const REDACTED = '[redacted]';
  */
 export function redact(value: unknown, extraPaths: readonly string[] = []): unknown {
   const paths = extraPaths.map((p) => p.split('.').filter(Boolean)).filter((p) => p.length > 0);
-  return walk(value, paths);
+  return walk(value, paths, 0);
 }
 
-function walk(value: unknown, paths: readonly string[][]): unknown {
-  if (Array.isArray(value)) {
-    return value.map((v, i) => (matchesHere(paths, String(i)) ? REDACTED : walk(v, descend(paths, String(i)))));
-  }
+/** Deeper than this, a copy keeps TOO_DEEP instead of recursing: hostile nesting must not overflow the stack. */
+export const REDACT_MAX_DEPTH = 64;
+export const TOO_DEEP = '[too deep]';
+
+function walk(value: unknown, paths: readonly string[][], depth: number): unknown {
   if (value === null || typeof value !== 'object') return value;
+  if (depth >= REDACT_MAX_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) {
+    return value.map((v, i) => (matchesHere(paths, String(i)) ? REDACTED : walk(v, descend(paths, String(i)), depth + 1)));
+  }
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_KEY.test(k) || matchesHere(paths, k) ? REDACTED : walk(v, descend(paths, k));
+    out[k] = SECRET_KEY.test(k) || matchesHere(paths, k) ? REDACTED : walk(v, descend(paths, k), depth + 1);
   }
   return out;
 }

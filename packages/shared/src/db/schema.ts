@@ -83,6 +83,8 @@ export const jobs = pgTable(
   (t) => [
     uniqueIndex('jobs_tenant_idempotency_hash_uq').on(t.tenantId, t.idempotencyHash),
     index('jobs_tenant_created_idx').on(t.tenantId, t.id),
+    // Per-tenant running count for dispatch fairness (claim-job.ts).
+    index('jobs_tenant_running_idx').on(t.tenantId).where(sql`${t.status} = 'running'`),
     index('jobs_finished_idx').on(t.finishedAt).where(sql`${t.finishedAt} is not null`),
     index('jobs_active_idx')
       .on(t.status, t.nextRunAt)

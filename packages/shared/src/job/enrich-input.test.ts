@@ -15,7 +15,7 @@ const typed = defineJob({
   description: 'test',
   input: Input,
   steps: (input) => [{ name: 'call', effect: input.learned ?? 'unsafe', run: async () => null }],
-  enrich: async (input) => ({ ...input, learned: input.target.startsWith('read:') ? 'none' : 'unsafe' }),
+  enrich: async (input) => ({ ...input, learned: input.target.startsWith('read:') ? ('none' as const) : ('unsafe' as const) }),
 });
 const plain = defineJob({ name: 'demo.plain', description: 'test', input: Input, steps: [{ name: 'only', effect: 'none', run: async () => null }] });
 const broken = defineJob({ name: 'demo.broken', description: 'test', input: Input, steps: [{ name: 'only', effect: 'none', run: async () => null }], enrich: async () => ({ target: 7 }) as never });

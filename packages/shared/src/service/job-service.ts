@@ -286,6 +286,7 @@ export class JobService {
     meta: CallMeta,
   ): Promise<Job> {
     requireScope(p, 'jobs:approve');
+    if (args.output !== undefined) checkJsonLimits(args.output, this.options.maxInputBytes, this.options.maxInputDepth, 'output');
     const job = await this.get(p, args.jobId);
     if (job.status !== 'waiting' || !job.waitingReason) {
       throw new ConflictError('job_not_waiting', `Job ${job.id} is ${job.status}, not waiting for a decision; nothing to respond to.`);

@@ -29,3 +29,37 @@ function depthOf(v: unknown, depth: number, limit: number): number {
   }
   return max;
 }
+
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Rejects strings (values or keys, at any depth) that Postgres text and jsonb columns cannot hold:
+ * NUL characters and lone UTF-16 surrogates. Without this they reach the database and fail there
+ * as an internal error. Iterative, so any nesting depth is safe to walk.
+ * @throws InvalidInputError (code `invalid_characters`)
+ */
+export function checkStorableStrings(value: unknown, what: string): void {
+  const stack: { v: unknown; path: string }[] = [{ v: value, path: '' }];
+  while (stack.length > 0) {
+    const { v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (UNSTORABLE.test(v)) fail(path || '(root)');
+    } else if (Array.isArray(v)) {
+      v.forEach((c, i) => stack.push({ v: c, path: path ? `${path}.${i}` : String(i) }));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, c] of Object.entries(v)) {
+        const p = path ? `${path}.${k}` : k;
+        if (UNSTORABLE.test(k)) fail(`${path ? `${path}.` : ''}(a key)`);
+        stack.push({ v: c, path: p });
+      }
+    }
+  }
+  function fail(path: string): never {
+    throw new InvalidInputError(
+      `Invalid ${what}: ${path} holds a NUL character or a lone UTF-16 surrogate, which cannot be stored; send valid Unicode text without \\u0000.`,
+      [{ path, message: 'NUL character or lone surrogate' }],
+      'invalid_characters',
+    );
+  }
+}

@@ -20,9 +20,35 @@ export interface ClaimedJob {
  * token: every later write it makes is `WHERE lease_fence = fence`, so a worker that lost the
  * lease cannot write. Records a `job_events` row in the same statement.
  *
- * Returns null when the job is not claimable (unknown, terminal, waiting, or leased by a live worker).
+ * Returns null when the job is not claimable (unknown, terminal, waiting, leased by a live worker,
+ * or its tenant is at `tenantMaxRunning`).
  */
-export async function claimJob(db: DbOrTx, args: { jobId: JobId; workerId: WorkerId; leaseMs: number }): Promise<ClaimedJob | null> {
+export async function claimJob(
+  db: DbOrTx,
+  args: {
+    jobId: JobId;
+    workerId: WorkerId;
+    leaseMs: number;
+    /**
+     * Fairness: refuse the claim while the job's tenant already has this many jobs running with a
+     * live lease (0 = no cap), so one tenant's flood cannot take every worker slot.
+     */
+    tenantMaxRunning?: number;
+  },
+): Promise<ClaimedJob | null> {
+  const cap = args.tenantMaxRunning ?? 0;
+  if (cap > 0) {
+    // Concurrent claims would each count the others' claims as not yet running and overshoot
+    // the cap; a per-tenant transaction lock makes count-then-claim atomic. Still one commit.
+    return db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('stepwise-tenant:' || tenant_id, 0)) from jobs where id = ${args.jobId}`);
+      return claim(tx, args, cap);
+    });
+  }
+  return claim(db, args, 0);
+}
+
+async function claim(db: DbOrTx, args: { jobId: JobId; workerId: WorkerId; leaseMs: number }, cap: number): Promise<ClaimedJob | null> {
   const rows = rowsOf(
     await db.execute(sql`
       with prev as (
@@ -31,6 +57,10 @@ export async function claimJob(db: DbOrTx, args: { jobId: JobId; workerId: Worke
           and (status in ${statusIn(['pending', 'retrying'])}
                or (status = 'running' and lease_expires_at < now())
                or (status = 'waiting' and resume_requested_at is not null))
+          and (${cap} <= 0 or (
+            select count(*) from jobs r
+            where r.tenant_id = jobs.tenant_id and r.status = 'running' and r.lease_expires_at > now() and r.id <> jobs.id
+          ) < ${cap})
         for update
       ), upd as (
         update jobs j set
