@@ -61,6 +61,11 @@ export const ServerConfigSchema = BaseConfigSchema.extend({
   STEPWISE_QUOTA_MAX_ACTIVE_JOBS: z.coerce.number().int().min(1).default(1000),
   /** Per principal: jobs created per sliding minute (dedup hits are not counted against it). */
   STEPWISE_QUOTA_STARTS_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Four-eyes rule: the principal who started a job may not approve its steps. */
+  STEPWISE_APPROVAL_SEPARATION: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
 }).superRefine((c, ctx) => {
   if (c.STEPWISE_AUTH === 'none' && !isLoopbackHost(c.STEPWISE_HTTP_HOST)) {
     ctx.addIssue({

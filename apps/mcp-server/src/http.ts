@@ -58,6 +58,8 @@ export async function startHttp(deps: McpServerDeps, o: HttpOptions): Promise<Ht
   app.post('/mcp', auth, express.json({ limit: o.bodyLimitBytes, strict: true }), async (req: Request, res: Response) => {
     const state = authStateOf(req);
     if (state.kind === 'unavailable') return answerAuthUnavailable(req, res, state.error);
+    // JSON-RPC 2.0 §6: an empty batch is an Invalid Request (the transport would answer 202).
+    if (Array.isArray(req.body) && req.body.length === 0) return jsonRpcError(res, 400, -32600, 'Invalid Request: the batch is empty.');
     // One server per request, bound to this request's principal.
     const server = createMcpServer(deps, state.principal);
     // No sessionIdGenerator: stateless mode.

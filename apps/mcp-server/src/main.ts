@@ -54,6 +54,7 @@ const service = new JobService(
     maxInputDepth: config.STEPWISE_MAX_INPUT_DEPTH,
     crashHook: crashHookFromEnv(config.STEPWISE_TEST_CRASH_AT),
     quota: { maxActiveJobs: config.STEPWISE_QUOTA_MAX_ACTIVE_JOBS, startsPerMinute: config.STEPWISE_QUOTA_STARTS_PER_MINUTE },
+    requireDistinctApprover: config.STEPWISE_APPROVAL_SEPARATION,
   },
   log,
 );

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Stack } from '@stepwise/testing';
-import { sc, startStack } from '@stepwise/testing';
+import { connectHttpClient, sc, SERVER_MAIN, spawnNode, startStack } from '@stepwise/testing';
 
 // Issue #4 end to end: every error category driven through a real worker and the SDK client,
 // retries with their attempts and next retry time, timeouts, deadlines, approvals (also across
@@ -160,6 +160,26 @@ describe('failure handling and the human in the loop', () => {
       expect((await settled(job.jobId)).status).toBe('succeeded');
       const waits = (await transitions(job.jobId)).filter((e) => e.to_status === 'waiting' && e.kind === 'transition');
       expect(waits).toHaveLength(1); // asked once
+    });
+
+    it('with STEPWISE_APPROVAL_SEPARATION the requester cannot approve; someone else can', async () => {
+      const server = spawnNode(SERVER_MAIN, ['--http'], { ...stack.env, STEPWISE_HTTP_PORT: '0', STEPWISE_APPROVAL_SEPARATION: 'true' });
+      try {
+        const ready = await server.waitFor((l) => l.msg === 'mcp server listening');
+        const requester = await connectHttpClient(String(ready.url));
+        const started = sc(
+          (await requester.callTool({ name: 'start_job', arguments: { type: 'demo.steps', input: { steps: 1, approveAt: 1 }, idempotencyKey: `sep-${Math.random()}` } })) as never,
+        );
+        await settled(started.jobId);
+        const refused = await requester.callTool({ name: 'respond_to_job', arguments: { jobId: started.jobId, decision: 'approve' } });
+        expect(sc(refused as never)).toMatchObject({ category: 'forbidden', code: 'approver_is_requester' });
+        await requester.close();
+        // The stdio client acts as another principal (the configured local operator) and may approve.
+        await stack.call('respond_to_job', { jobId: started.jobId, decision: 'approve' });
+        expect((await settled(started.jobId)).status).toBe('succeeded');
+      } finally {
+        await server.stop();
+      }
     });
 
     it('an approval nobody answers expires and ends the job with the reason recorded', async () => {

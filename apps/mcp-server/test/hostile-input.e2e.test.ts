@@ -160,6 +160,34 @@ async function toolCase(
 /** A raw `tools/call` over fetch (for argument shapes the SDK client would not send). */
 const rawCall = (id: unknown, name: string, args: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
+/**
+ * A tool-level case sent with fetch (for arguments the SDK client cannot even serialize, such as
+ * 5000-deep nesting): the answer must be a tool result in `allowed`, or a 4xx JSON-RPC error.
+ */
+async function rawToolCase(group: string, name: string, tool: string, argsJson: string, allowed: string[], code?: string): Promise<void> {
+  // Built as text: JSON.stringify itself overflows the stack on such nesting.
+  const a = await unchanged(() => post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":${argsJson}}}`));
+  expect(a.status, `${name}: ${a.raw.slice(0, 300)}`).toBeLessThan(500);
+  const m = a.messages[0]!;
+  expect(m, name).toBeDefined();
+  if (m.error) {
+    expect(a.status).toBeGreaterThanOrEqual(400);
+    outcomes.push({ group, case: name, http: a.status, rpcError: (m.error as { code: number }).code });
+    return;
+  }
+  const r = m.result as CallToolResult;
+  if (r.isError) {
+    const p = toolError(r, name);
+    expect(allowed, `${name}: ${p.code}/${p.category}: ${p.message}`).toContain(p.category);
+    if (code) expect(p.code, name).toBe(code);
+    toolErrorRequestIds.push(p.requestId);
+    outcomes.push({ group, case: name, http: a.status, tool: p.code, category: p.category });
+  } else {
+    expect(allowed, name).toContain('success');
+    outcomes.push({ group, case: name, http: a.status, tool: 'success' });
+  }
+}
+
 /** A pending job of acme's, made outside any measured case. */
 async function pendingJob(key: string): Promise<string> {
   const r = (await acme.callTool({ name: 'start_job', arguments: { type: 'demo.steps', input: { steps: 1 }, idempotencyKey: key } })) as CallToolResult;
@@ -170,9 +198,8 @@ async function pendingJob(key: string): Promise<string> {
 /** Puts a job in a state a worker would, without running one: tests only aim input at it. */
 async function forceState(jobId: string, state: 'failed' | 'waiting'): Promise<void> {
   if (state === 'failed') {
-    await stack.db.sql`update jobs set status = 'failed', finished_at = now(),
-      error = ${stack.db.sql.json({ code: 'boom', category: 'invalid_input', retryable: false, message: 'boom' })}
-      where id = ${jobId}`;
+    const error = JSON.stringify({ code: 'boom', category: 'invalid_input', retryable: false, message: 'boom' });
+    await stack.db.sql`update jobs set status = 'failed', finished_at = now(), error = ${error}::jsonb where id = ${jobId}`;
   } else {
     await stack.db.sql`update jobs set status = 'waiting', waiting_reason = 'needs_approval', current_step = 'step-001' where id = ${jobId}`;
   }
@@ -232,7 +259,6 @@ describe('malformed JSON-RPC', () => {
     ['id is an object', { jsonrpc: '2.0', id: { $ne: null }, method: 'tools/list', params: {} }],
     ['id is an array', { jsonrpc: '2.0', id: [1, 2], method: 'tools/list', params: {} }],
     ['id is a boolean', { jsonrpc: '2.0', id: true, method: 'tools/list', params: {} }],
-    ['empty batch', []],
     ['batch of garbage', [1, 'x', null, { foo: 'bar' }]],
     ['batch mixing garbage and a call', [{ nonsense: true }, rawCall(2, 'list_jobs', {})]],
     ['params is a string', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: 'start_job' }],
@@ -247,6 +273,13 @@ describe('malformed JSON-RPC', () => {
     ['resources/read of an unknown job', { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: `job://${UNKNOWN}` } }],
   ])('%s', async (name, body) => {
     await protocolCase(G, name, body);
+  });
+
+  it('an empty batch gets a 4xx and writes nothing', async () => {
+    const a = await unchanged(() => post([]));
+    expect(a.status, a.raw).toBeGreaterThanOrEqual(400);
+    expect(a.status, a.raw).toBeLessThan(500);
+    outcomes.push({ group: G, case: 'empty batch', http: a.status, ...(a.messages[0]?.error ? { rpcError: (a.messages[0].error as { code: number }).code } : {}) });
   });
 
   it('a JSON-RPC notification (no id) of garbage gets no 5xx and writes nothing', async () => {
@@ -395,26 +428,34 @@ describe('deeply nested inputs', () => {
     for (let i = 0; i < depth; i++) v = { a: v };
     return v;
   };
-  const nestArrays = (depth: number): unknown => {
-    let v: unknown = 1;
-    for (let i = 0; i < depth; i++) v = [v];
-    return v;
-  };
+  const nestJson = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  const nestArraysJson = (depth: number): string => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
   it.each<[string, unknown]>([
     ['input nested one level too deep', { steps: 1, deep: nest(MAX_INPUT_DEPTH) }],
     ['input nested 1000 objects deep', { steps: 1, deep: nest(1000) }],
-    ['input nested 5000 arrays deep', nestArrays(5000)],
   ])('%s is payload_too_deep', async (name, input) => {
     await toolCase(G, name, 'start_job', { type: 'demo.steps', input }, { code: 'payload_too_deep' });
   });
 
-  it('a 5000-deep respond_to_job output on an unknown job is a clean not_found', async () => {
-    await toolCase(G, '5000-deep respond output', 'respond_to_job', { jobId: UNKNOWN, decision: 'mark_done', output: nest(5000) }, { expect: ['not_found', 'invalid_input'] });
+  it('input nested 5000 arrays deep is payload_too_deep', async () => {
+    await rawToolCase(G, 'input nested 5000 arrays deep', 'start_job', `{"type":"demo.steps","input":${nestArraysJson(5000)}}`, ['invalid_input'], 'payload_too_deep');
   });
 
-  it('a 5000-deep arguments object on a read tool is a clean answer', async () => {
-    await toolCase(G, '5000-deep extra argument', 'list_jobs', { extra: nest(5000) }, { expect: ['success', 'invalid_input'] });
+  it('a 5000-deep respond_to_job output is payload_too_deep, on an unknown job and on a waiting one', async () => {
+    await rawToolCase(G, '5000-deep respond output (unknown job)', 'respond_to_job', `{"jobId":"${UNKNOWN}","decision":"mark_done","output":${nestJson(5000)}}`, ['invalid_input'], 'payload_too_deep');
+    const id = await pendingJob('deep-output');
+    await forceState(id, 'waiting');
+    await rawToolCase(G, '5000-deep respond output (waiting job)', 'respond_to_job', `{"jobId":"${id}","decision":"mark_done","output":${nestJson(5000)}}`, ['invalid_input'], 'payload_too_deep');
+    expect((await stack.db.sql`select status from jobs where id = ${id}`)[0]!.status).toBe('waiting');
+  });
+
+  it('a 5000-deep extra argument on a read tool is a clean answer', async () => {
+    await rawToolCase(G, '5000-deep extra argument', 'list_jobs', `{"extra":${nestJson(5000)}}`, ['success', 'invalid_input']);
+  });
+
+  it('a 5000-deep unknown property on start_job (stripped) is a clean answer, and audited', async () => {
+    await rawToolCase(G, '5000-deep stripped property', 'start_job', `{"type":"no.such.type","input":{},"extra":${nestJson(5000)}}`, ['invalid_input']);
   });
 
   it('a body nested 100000 levels (parser stress) is a 4xx, not a crash', async () => {
