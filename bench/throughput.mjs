@@ -109,11 +109,16 @@ for (;;) {
 }
 const tDone = performance.now();
 await poll.end();
-const after = await xacts();
 const [failed] = await sql`select count(*)::int as n from jobs where status <> 'succeeded'`;
+// Stop every process and pool that talks to the bench database first: a backend flushes its
+// transaction counts when it exits, while an idle one may hold them back for up to 10 s.
+for (const w of workers) w.kill('SIGTERM');
+await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))));
+await close();
+const after = await xacts();
 
 const total = (tDone - t0) / 1000;
-const perJob = (after - before - polls - 2) / JOBS; // -2: the settle reads above
+const perJob = (after - before - polls - 2) / JOBS; // -2: the failed-count read and one settle read
 process.stdout.write(
   [
     `jobs: ${JOBS} demo.steps x ${STEPS} steps (effect none), ${WORKERS} worker processes x concurrency ${values.concurrency}`,
@@ -124,10 +129,7 @@ process.stdout.write(
   ].join('\n') + '\n',
 );
 
-for (const w of workers) w.kill('SIGTERM');
-await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))));
 await queue.obliterate({ force: true }).catch(() => undefined);
 await Promise.allSettled([queue.close(), redis.quit(), sub.quit()]);
-await close();
 await adminSql.unsafe(`drop database if exists "${dbName}" with (force)`);
 await adminSql.end();

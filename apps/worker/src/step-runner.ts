@@ -1,4 +1,5 @@
 import type {
+  PrincipalGrant,
   ApprovalRequest,
   BlobStore,
   ClaimedJob,
@@ -22,7 +23,6 @@ import {
   InvalidInputError,
   LeaseLostError,
   mergeRetryPolicy,
-  getPrincipalGrant,
   ProgressThrottle,
   releaseLease,
   StepTimeoutError,
@@ -109,7 +109,7 @@ export class StepRunner {
 
     // Recovery re-validation (DESIGN §4): the type must exist, the input must still parse, and the
     // plan must be the one the job started with. None of these can fix itself, so the job fails.
-    const prepared = await this.#prepare(job);
+    const prepared = this.#prepare(job, claimed.principalGrant);
     if (prepared instanceof StepwiseError) {
       return { kind: 'finished', job: await writer.finish({ to: 'failed', error: prepared.toInfo(), reason: prepared.code }) };
     }
@@ -246,11 +246,10 @@ export class StepRunner {
     throw new InternalError(`job ${job.id}: plan exhausted without completing`);
   }
 
-  async #prepare(job: Job): Promise<{ type: JobType; input: unknown; steps: readonly StepDefinition<unknown>[] } | StepwiseError> {
+  #prepare(job: Job, grant: PrincipalGrant | null): { type: JobType; input: unknown; steps: readonly StepDefinition<unknown>[] } | StepwiseError {
     if (!this.deps.registry.has(job.type)) return new UnknownJobTypeError(job.type, this.deps.registry.names());
     // The principal must still be allowed to run this type (a stored principal can be disabled or
     // lose scopes while its job waits). Principals without a row (local, JWT) have nothing stored.
-    const grant = await getPrincipalGrant(this.deps.db, job.tenantId, job.principalId);
     if (grant?.disabled) {
       return new StepwiseError('principal_disabled', 'forbidden', `The principal that started this job (${job.principalId}) has been disabled.`);
     }

@@ -133,5 +133,4 @@ export { authenticateApiKey, LAST_USED_RESOLUTION_S } from './db/ops/authenticat
 export type { ApiKeyListing } from './db/ops/list-api-keys.js';
 export { listApiKeys } from './db/ops/list-api-keys.js';
 export { createFirstApiKey } from './db/ops/create-first-api-key.js';
-export type { PrincipalGrant } from './db/ops/get-principal-grant.js';
-export { getPrincipalGrant } from './db/ops/get-principal-grant.js';
+export type { PrincipalGrant } from './db/ops/principal-grant.js';

@@ -4,6 +4,7 @@ import type { Job, StepRecord } from '../../job/job.js';
 import type { JobId, WorkerId } from '../../ids.js';
 import { jobFromRow, stepFromRow } from '../rows.js';
 import { rowsOf, statusIn } from '../sql-helpers.js';
+import type { PrincipalGrant } from './principal-grant.js';
 
 export interface ClaimedJob {
   job: Job;
@@ -11,6 +12,8 @@ export interface ClaimedJob {
   steps: StepRecord[];
   /** Status before the claim (`running` means an expired lease was taken over). */
   previousStatus: Job['status'];
+  /** The stored principal that started the job, for recovery re-validation; null when it has no row. */
+  principalGrant: PrincipalGrant | null;
 }
 
 /**
@@ -84,7 +87,10 @@ async function claim(db: DbOrTx, args: { jobId: JobId; workerId: WorkerId; lease
         from upd
       )
       select upd.*,
-        (select coalesce(json_agg(s order by s.position), '[]'::json) from job_steps s where s.job_id = upd.id) as steps
+        (select coalesce(json_agg(s order by s.position), '[]'::json) from job_steps s where s.job_id = upd.id) as steps,
+        -- Read in the same statement so recovery re-validation costs no extra round trip.
+        (select json_build_object('disabled', p.disabled_at is not null, 'scopes', p.scopes)
+           from principals p where p.id = upd.principal_id and p.tenant_id = upd.tenant_id) as principal_grant
       from upd`),
   );
   const row = rows[0];
@@ -93,5 +99,6 @@ async function claim(db: DbOrTx, args: { jobId: JobId; workerId: WorkerId; lease
     job: jobFromRow(row),
     steps: (row.steps as Record<string, unknown>[]).map(stepFromRow),
     previousStatus: row.prev_status as Job['status'],
+    principalGrant: (row.principal_grant ?? null) as PrincipalGrant | null,
   };
 }
