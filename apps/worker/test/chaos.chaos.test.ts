@@ -11,7 +11,14 @@ import { sc, startEffectServer, startStack } from '@stepwise/testing';
 // only bounded waits for outcomes.
 
 const LEASE_MS = 1500;
-const ENV = { STEPWISE_LEASE_MS: String(LEASE_MS), STEPWISE_SWEEP_INTERVAL_MS: '500', STEPWISE_WORKER_CONCURRENCY: '8' };
+// Quotas raised: the scenarios start hundreds of jobs a minute as one principal on purpose.
+const ENV = {
+  STEPWISE_LEASE_MS: String(LEASE_MS),
+  STEPWISE_SWEEP_INTERVAL_MS: '500',
+  STEPWISE_WORKER_CONCURRENCY: '8',
+  STEPWISE_QUOTA_STARTS_PER_MINUTE: '100000',
+  STEPWISE_QUOTA_MAX_ACTIVE_JOBS: '100000',
+};
 
 async function startJobs(stack: Stack, n: number, input: Record<string, unknown>, tag: string): Promise<string[]> {
   const ids: string[] = [];
