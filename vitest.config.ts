@@ -42,6 +42,9 @@ export default defineConfig({
         test: {
           name: 'chaos',
           include: ['{apps,packages}/*/test/**/*.chaos.test.ts'],
+          // One retry: these scenarios restart shared services on a shared machine. A retry is
+          // reported in the run's output, and a real defect fails both attempts.
+          retry: 1,
           testTimeout: 240_000,
           hookTimeout: 90_000,
           fileParallelism: false,

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { BaseConfigSchema, parseEnv } from '@stepwise/shared';
 
-/** The CLI talks to Postgres only; same variable and default as the server and workers. */
-export const CliConfigSchema = BaseConfigSchema.pick({ DATABASE_URL: true });
+/** Same variables and defaults as the server and workers; Redis only for `jobs retry`'s dispatch. */
+export const CliConfigSchema = BaseConfigSchema.pick({ DATABASE_URL: true, REDIS_URL: true, STEPWISE_QUEUE_PREFIX: true });
 export type CliConfig = z.infer<typeof CliConfigSchema>;
 
 export function loadCliConfig(env: Record<string, string | undefined> = process.env): CliConfig {

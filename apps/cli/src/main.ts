@@ -9,6 +9,7 @@ import { KEYS_CREATE_USAGE, keysCreateCommand } from './commands/keys-create.js'
 import { KEYS_REVOKE_USAGE, keysRevokeCommand } from './commands/keys-revoke.js';
 import { KEYS_LIST_USAGE, keysListCommand } from './commands/keys-list.js';
 import { AUDIT_USAGE, auditCommand } from './commands/audit.js';
+import { JOBS_RETRY_USAGE, jobsRetryCommand } from './commands/jobs-retry.js';
 
 const USAGE = `Usage: stepwise <command>
 
@@ -17,6 +18,7 @@ const USAGE = `Usage: stepwise <command>
   keys list [--tenant T]  list keys
   keys revoke <id|prefix> revoke a key
   audit …                 query the audit log (by tenant, principal, job, action, time)
+  jobs retry <jobId> …    re-run a failed job from the failed step
 
 Reads DATABASE_URL (default postgres://postgres@127.0.0.1:5432/stepwise).
 
@@ -26,7 +28,9 @@ ${KEYS_REVOKE_USAGE}
 
 ${KEYS_LIST_USAGE}
 
-${AUDIT_USAGE}`;
+${AUDIT_USAGE}
+
+${JOBS_RETRY_USAGE}`;
 
 let config: CliConfig | undefined;
 
@@ -39,6 +43,7 @@ async function run(argv: string[]): Promise<void> {
   config = loadCliConfig();
   if (group === 'migrate' && sub === undefined) return migrateCommand(config);
   if (group === 'audit') return auditCommand(config, argv.slice(1));
+  if (group === 'jobs' && sub === 'retry') return jobsRetryCommand(config, rest);
   if (group === 'keys') {
     if (sub === 'create') return keysCreateCommand(config, rest);
     if (sub === 'list') return keysListCommand(config, rest);

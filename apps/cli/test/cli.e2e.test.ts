@@ -125,3 +125,59 @@ describe('stepwise keys', () => {
     }
   });
 });
+
+describe('stepwise jobs retry', () => {
+  it('reopens a failed job from its failed step, audits it, and dispatches it; refuses any other status', async () => {
+    const { createJob, createJobQueue, createRedis, newJobId, unsafeCast } = await import('@stepwise/shared');
+    const { uniquePrefix } = await import('@stepwise/shared/testing');
+    const prefix = uniquePrefix('cli-retry');
+    const id = newJobId();
+    await createJob(
+      db.db,
+      {
+        id,
+        tenantId: unsafeCast.tenantId('acme'),
+        principalId: unsafeCast.principalId('someone'),
+        type: 'demo.steps',
+        input: { steps: 2 },
+        idempotencyKey: undefined,
+        idempotencyHash: `h${id}`,
+        requestHash: 'r',
+        dedupWindowMs: 60_000,
+        plan: [
+          { name: 'step-001', effect: 'none' },
+          { name: 'step-002', effect: 'none' },
+        ],
+        maxAttempts: 3,
+        traceId: undefined,
+      },
+      { tenantId: 'acme', principalId: 'someone', action: 'start_job', outcome: 'success' },
+    );
+    const env = { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', STEPWISE_QUEUE_PREFIX: prefix };
+
+    const early = await cli(['jobs', 'retry', id, '--tenant', 'acme'], env);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('is pending; only a failed job can be retried');
+
+    await db.sql`update jobs set status = 'failed', current_step = 'step-002', error = '{"code":"x","category":"internal","retryable":false,"message":"boom"}' where id = ${id}`;
+    const r = await cli(['jobs', 'retry', id, '--tenant', 'acme', '--note', 'fixed'], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Retrying ${id} from step "step-002"`);
+    const [row] = await db.sql<{ status: string; attempt_group: number; error: unknown }[]>`select status, attempt_group, error from jobs where id = ${id}`;
+    expect(row).toEqual({ status: 'pending', attempt_group: 2, error: null });
+    const [audit] = await db.sql<{ n: number }[]>`select count(*)::int as n from audit_events where target_job_id = ${id} and action = 'retry_job' and principal_id = 'cli'`;
+    expect(audit!.n).toBe(1);
+    const redis = createRedis(env.REDIS_URL);
+    const queue = createJobQueue(redis, prefix);
+    try {
+      expect(await queue.getJob(`h${id}`)).toBeDefined();
+      await queue.obliterate({ force: true });
+    } finally {
+      await queue.close();
+      await redis.quit();
+    }
+    const other = await cli(['jobs', 'retry', id, '--tenant', 'other'], env);
+    expect(other.stderr).toContain(`no job ${id} in tenant "other"`);
+  });
+});

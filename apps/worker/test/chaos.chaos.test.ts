@@ -128,9 +128,14 @@ describe('chaos', () => {
     const cluster = readdirSync('/etc/postgresql')[0]!;
     execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', cluster, 'main', 'restart', '-m', 'fast'], { stdio: 'ignore' });
     const counts = await settle(stack, ids, 120_000);
-    expect(counts).toEqual({ succeeded: 60 });
+    // On failure, say why: the jobs that did not succeed and what the workers last logged.
+    const why = async () => {
+      const bad = await stack.db.sql`select id, status, error, current_step from jobs where id in ${stack.db.sql(ids)} and status <> 'succeeded' limit 5`;
+      return JSON.stringify({ bad, workers: workers.map((w) => ({ exit: w.child.exitCode, last: w.lines.slice(-8) })) });
+    };
+    if (counts.succeeded !== 60) expect(counts, await why()).toEqual({ succeeded: 60 });
     expectEachEffectOnce(effects, ids, 3);
-    for (const w of workers) expect(w.child.exitCode).toBeNull(); // survived
+    for (const w of workers) expect(w.child.exitCode, await why()).toBeNull(); // survived
   });
 
   it('a zombie worker (SIGSTOP past its lease, then SIGCONT) is fenced out: its writes fail, effects count once', async () => {
