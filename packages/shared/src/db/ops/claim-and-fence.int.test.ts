@@ -1,16 +1,15 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createTestDatabase } from '../../testing/index.js';
+import { createTestDatabase, insertTestJob } from '../../testing/index.js';
 import type { TestDatabase } from '../../testing/index.js';
-import { createJob } from './create-job.js';
 import { claimJob } from './claim-job.js';
 import { finishJob } from './finish-job.js';
 import { requestCancel } from './request-cancel.js';
 import { releaseLease, renewLease, writeCheckpoint, writeCursor, writeIntent, writeProgress } from './fenced-writes.js';
 import type { Checkpoint, Fence, StepIdentity } from './fenced-writes.js';
 import type { Job } from '../../job/job.js';
-import { idempotencyHash, requestHash, sha256Hex } from '../../hash/idempotency-hash.js';
+import { sha256Hex } from '../../hash/idempotency-hash.js';
 import { newJobId } from '../../ids.js';
-import type { JobId, PrincipalId, TenantId, WorkerId } from '../../ids.js';
+import type { JobId, TenantId, WorkerId } from '../../ids.js';
 import { LeaseLostError } from '../../errors/lease-lost-error.js';
 import { InvalidTransitionError } from '../../errors/invalid-transition-error.js';
 import { CancelledError } from '../../errors/cancelled-error.js';
@@ -31,31 +30,8 @@ const W2 = 'wrk_two_2_bbbb' as WorkerId;
 const W3 = 'wrk_three_3_cccc' as WorkerId;
 const LEASE_MS = 60_000;
 
-let seq = 0;
 async function newPendingJob(): Promise<Job> {
-  const input = { steps: 2, n: seq++ };
-  const { job } = await createJob(
-    tdb.db,
-    {
-      id: newJobId(),
-      tenantId: TENANT,
-      principalId: 'alice' as PrincipalId,
-      type: 'demo.steps',
-      input,
-      idempotencyKey: undefined,
-      idempotencyHash: idempotencyHash(TENANT, 'demo.steps', input),
-      requestHash: requestHash('demo.steps', input),
-      dedupWindowMs: 86_400_000,
-      plan: [
-        { name: 'fetch', effect: 'none' },
-        { name: 'store', effect: 'idempotent' },
-      ],
-      maxAttempts: 3,
-      traceId: undefined,
-    },
-    { tenantId: TENANT, principalId: 'alice', action: 'start_job', outcome: 'success' },
-  );
-  return job;
+  return insertTestJob(tdb.db, { tenantId: TENANT, plan: [{ name: 'fetch', effect: 'none' }, { name: 'store', effect: 'idempotent' }] });
 }
 
 function stepId(jobId: JobId, name: string, position: number, attempt = 1): StepIdentity {

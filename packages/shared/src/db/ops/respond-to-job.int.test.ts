@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createTestDatabase } from '../../testing/index.js';
+import { createTestDatabase, insertTestJob } from '../../testing/index.js';
 import type { TestDatabase } from '../../testing/index.js';
 import { createJob } from './create-job.js';
 import { claimJob } from './claim-job.js';
@@ -46,28 +46,7 @@ function stepId(jobId: JobId, name: string, position: number): StepIdentity {
  * parked in `waiting` for confirmation, all through the real guarded statements.
  */
 async function newWaitingJob(reason = REASON): Promise<Job> {
-  const input = { steps: 2, n: seq++ };
-  const { job } = await createJob(
-    tdb.db,
-    {
-      id: newJobId(),
-      tenantId: TENANT,
-      principalId: 'alice' as PrincipalId,
-      type: 'demo.steps',
-      input,
-      idempotencyKey: undefined,
-      idempotencyHash: idempotencyHash(TENANT, 'demo.steps', input),
-      requestHash: requestHash('demo.steps', input),
-      dedupWindowMs: 86_400_000,
-      plan: [
-        { name: 'fetch', effect: 'none' },
-        { name: 'charge', effect: 'unsafe' },
-      ],
-      maxAttempts: 3,
-      traceId: undefined,
-    },
-    { tenantId: TENANT, principalId: 'alice', action: 'start_job', outcome: 'success' },
-  );
+  const job = await insertTestJob(tdb.db, { tenantId: TENANT, plan: [{ name: 'fetch', effect: 'none' }, { name: 'charge', effect: 'unsafe' }] });
   const claimed = await claimJob(tdb.db, { jobId: job.id, workerId: W1, leaseMs: LEASE_MS });
   if (!claimed) throw new Error('claim failed');
   const f = { jobId: job.id, fence: claimed.job.leaseFence };

@@ -1,16 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createTestDatabase } from '../../testing/index.js';
+import { createTestDatabase, insertTestJob } from '../../testing/index.js';
 import type { TestDatabase } from '../../testing/index.js';
-import { createJob } from './create-job.js';
 import { claimJob } from './claim-job.js';
 import { finishJob } from './finish-job.js';
 import { writeCheckpoint, writeIntent, writeProgress } from './fenced-writes.js';
 import type { StepIdentity } from './fenced-writes.js';
 import { expireJobs, findDispatchCandidates, purgeCheckpoints, purgeJobs } from './sweep-ops.js';
 import type { Job } from '../../job/job.js';
-import { idempotencyHash, requestHash, sha256Hex } from '../../hash/idempotency-hash.js';
-import { newJobId } from '../../ids.js';
-import type { JobId, PrincipalId, TenantId, WorkerId } from '../../ids.js';
+import { sha256Hex } from '../../hash/idempotency-hash.js';
+import type { JobId, TenantId, WorkerId } from '../../ids.js';
 import type { ErrorInfo } from '../../errors/stepwise-error.js';
 import { LeaseLostError } from '../../errors/lease-lost-error.js';
 
@@ -24,7 +22,6 @@ const MIN_AGE_MS = 60_000;
 
 const EXPIRED: ErrorInfo = { code: 'job_expired', category: 'timeout', retryable: false, message: 'The job did not finish within its time to live.' };
 
-let seq = 0;
 
 /** A database of its own for the enclosing describe block. */
 function useDatabase(label: string): () => TestDatabase {
@@ -42,29 +39,7 @@ function useDatabase(label: string): () => TestDatabase {
 }
 
 async function newPendingJob(tdb: TestDatabase): Promise<Job> {
-  const input = { steps: 2, n: seq++ };
-  const { job } = await createJob(
-    tdb.db,
-    {
-      id: newJobId(),
-      tenantId: TENANT,
-      principalId: 'alice' as PrincipalId,
-      type: 'demo.steps',
-      input,
-      idempotencyKey: undefined,
-      idempotencyHash: idempotencyHash(TENANT, 'demo.steps', input),
-      requestHash: requestHash('demo.steps', input),
-      dedupWindowMs: 86_400_000,
-      plan: [
-        { name: 'fetch', effect: 'none' },
-        { name: 'store', effect: 'idempotent' },
-      ],
-      maxAttempts: 3,
-      traceId: undefined,
-    },
-    { tenantId: TENANT, principalId: 'alice', action: 'start_job', outcome: 'success' },
-  );
-  return job;
+  return insertTestJob(tdb.db, { tenantId: TENANT, plan: [{ name: 'fetch', effect: 'none' }, { name: 'store', effect: 'idempotent' }] });
 }
 
 function stepId(jobId: JobId, name: string, position: number): StepIdentity {
