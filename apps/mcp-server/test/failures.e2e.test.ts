@@ -145,7 +145,7 @@ describe('failure handling and the human in the loop', () => {
       await stack.call('cancel_job', { jobId: job.jobId });
     });
 
-    it('survives restarts: no unapproved run before, no second prompt after', async () => {
+    it('survives server and worker restarts: no unapproved run before, no second prompt after', async () => {
       const job = await start({ steps: 2, approveAt: 2 });
       await settled(job.jobId);
       // Restart every worker while it waits: it must still wait, with step-002 never started.
@@ -153,11 +153,29 @@ describe('failure handling and the human in the loop', () => {
       await stack.startWorker();
       await sleep(1500);
       expect(await status(job.jobId)).toMatchObject({ status: 'waiting', waitingReason: 'needs_approval' });
-      // Approve with no worker running, then restart: the decision is in Postgres, not in a process.
+      // Approve through a server process that is then killed, with no worker running; a new
+      // server and a new worker finish it: the decision lives in Postgres, not in any process.
       await Promise.all(stack.workers.splice(0).map((w) => w.stop()));
-      await stack.call('respond_to_job', { jobId: job.jobId, decision: 'approve' });
-      await stack.startWorker();
-      expect((await settled(job.jobId)).status).toBe('succeeded');
+      const first = spawnNode(SERVER_MAIN, ['--http'], { ...stack.env, STEPWISE_HTTP_PORT: '0' });
+      const approver = await connectHttpClient(String((await first.waitFor((l) => l.msg === 'mcp server listening')).url));
+      const approved = await approver.callTool({ name: 'respond_to_job', arguments: { jobId: job.jobId, decision: 'approve' } });
+      expect(sc(approved as never)).toMatchObject({ decision: 'approve', resuming: true });
+      await approver.close();
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const second = spawnNode(SERVER_MAIN, ['--http'], { ...stack.env, STEPWISE_HTTP_PORT: '0' });
+      try {
+        const reader = await connectHttpClient(String((await second.waitFor((l) => l.msg === 'mcp server listening')).url));
+        await stack.startWorker();
+        let s: Payload = {};
+        for (let i = 0; i < 4 && s.status !== 'succeeded'; i++) {
+          s = sc((await reader.callTool({ name: 'get_job_status', arguments: { jobId: job.jobId, waitSeconds: 20 } })) as never);
+        }
+        expect(s.status).toBe('succeeded');
+        await reader.close();
+      } finally {
+        await second.stop();
+      }
       const waits = (await transitions(job.jobId)).filter((e) => e.to_status === 'waiting' && e.kind === 'transition');
       expect(waits).toHaveLength(1); // asked once
     });
