@@ -73,6 +73,12 @@ async function shutdown(reason: string): Promise<void> {
   if (closing) return;
   closing = true;
   log.info({ reason }, 'server stopping');
+  // A store that hangs must not keep the process alive forever: exit regardless after 15 s.
+  setTimeout(() => {
+    log.error('shutdown did not finish in 15 s; exiting');
+    log.flush();
+    process.exit(1);
+  }, 15_000).unref();
   httpServer?.close();
   // Flush buffered audit rows while the database is still open: none may be lost on shutdown.
   await Promise.allSettled([audit.close(), queue.close(), redis.quit(), sub.quit(), downstream.close()]);

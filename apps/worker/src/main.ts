@@ -103,6 +103,12 @@ async function shutdown(signal: string): Promise<void> {
   log.info({ signal, active: processor.active.size }, 'worker draining');
   // Let running steps finish within the grace period, then hand the rest back at a boundary.
   const grace = setTimeout(() => processor.shutdownAll(), config.STEPWISE_SHUTDOWN_GRACE_MS);
+  // Past the grace period plus time to hand jobs back, exit regardless: leases expire anyway.
+  setTimeout(() => {
+    log.error('shutdown did not finish in time; exiting');
+    log.flush();
+    process.exit(1);
+  }, config.STEPWISE_SHUTDOWN_GRACE_MS + 15_000).unref();
   await Promise.all([worker.close(), sweeper.stop()]);
   clearTimeout(grace);
   health?.close();
